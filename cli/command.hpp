@@ -1,0 +1,23 @@
+// The `xpart` command: each subcommand lives in its own file and registers itself here.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+namespace xpart::cli {
+
+struct GlobalOptions {
+    std::string root;  // --root / XPART_ROOT: prefix for every path read
+};
+
+// A subcommand's callback stores what to run; main runs it and exits with its status.
+using Runner = std::function<int()>;
+
+void add_discover_command(CLI::App& app, const GlobalOptions& global, Runner& run);
+void add_cgroup_command(CLI::App& app, const GlobalOptions& global, Runner& run);
+void add_launch_command(CLI::App& app, const GlobalOptions& global, Runner& run);
+void add_mps_command(CLI::App& app, const GlobalOptions& global, Runner& run);
+
+}  // namespace xpart::cli

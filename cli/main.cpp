@@ -1,0 +1,27 @@
+#include "xpart_config.h"
+
+#include <iostream>
+
+#include "cli/command.hpp"
+
+int main(int argc, char** argv) {
+    CLI::App app{"xpart: GPU partitions (NVIDIA MIG, AMD XCP) as first-class Slurm resources"};
+    app.set_version_flag("--version", "xpart " PACKAGE_VERSION);
+    app.require_subcommand(1);
+    xpart::cli::GlobalOptions global;
+    app.add_option("--root", global.root,
+                   "root prefix for every file read (a recorded or simulated node)")
+        ->envname("XPART_ROOT");
+    xpart::cli::Runner run;
+    xpart::cli::add_discover_command(app, global, run);
+    xpart::cli::add_cgroup_command(app, global, run);
+    xpart::cli::add_launch_command(app, global, run);
+    xpart::cli::add_mps_command(app, global, run);
+    CLI11_PARSE(app, argc, argv);
+    try {
+        return run ? run() : 2;
+    } catch (const std::exception& e) {
+        std::cerr << "xpart: " << e.what() << "\n";
+        return 1;
+    }
+}

@@ -1,0 +1,76 @@
+// The node model: what discovery finds and every front end consumes. Plain data, no I/O.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xpart {
+
+enum class Vendor { Nvidia, Amd };
+
+// How a physical GPU is split. NVIDIA: Full (MIG off or unsupported), Mig, or MigPending (a
+// mode change waits for a GPU reset: report it, never bind it). AMD: the compute partition mode.
+enum class PartitionMode { Full, Mig, MigPending, Spx, Dpx, Tpx, Qpx, Cpx };
+
+// One character device a partition needs, as the node shows it (path relative to the node's
+// root, e.g. "/dev/nvidia-caps/nvidia-cap12"). `shared` marks files every partition of the
+// node needs (nvidiactl, nvidia-uvm, the MIG monitor cap, /dev/kfd): a scheduler must not
+// treat them as belonging to one partition.
+struct DeviceFile {
+    std::string path;
+    unsigned major = 0;
+    unsigned minor = 0;
+    bool shared = false;
+
+    bool operator==(const DeviceFile& o) const {
+        return path == o.path && major == o.major && minor == o.minor && shared == o.shared;
+    }
+};
+
+// What a job is bound to: a MIG device (one compute instance of one GPU instance), an AMD
+// XCP, or a whole GPU that is not partitioned.
+struct Partition {
+    std::string uuid;          // "MIG-<uuid>", or the GPU's UUID for a whole GPU / an XCP
+    std::string type;          // GRES type: "1g.10gb", "1c.3g.40gb", "cpx", "a100-sxm4-40gb"
+    int gi = -1;               // MIG GPU-instance id
+    int ci = -1;               // MIG compute-instance id
+    int index = -1;            // MIG: NVML MIG index; AMD: partition index within the GPU
+    int kfd_node = -1;         // AMD: KFD topology node id
+    std::uint64_t memory_mb = 0;
+    unsigned compute_units = 0;  // SMs (NVIDIA) or CUs (AMD)
+    std::vector<DeviceFile> device_files;  // every file it needs, shared ones marked
+};
+
+struct Gpu {
+    Vendor vendor = Vendor::Nvidia;
+    std::string model;         // "NVIDIA A100-SXM4-40GB", "MI300X"
+    std::string uuid;          // NVIDIA "GPU-<uuid>"; AMD "GPU-<16 hex of unique_id>"
+    std::string pci_bus_id;    // sysfs form "0000:07:00.0"
+    int index = -1;            // NVML index / order of physical GPUs for AMD
+    int minor = -1;            // NVIDIA: N of /dev/nvidiaN; AMD: first render minor
+    PartitionMode mode = PartitionMode::Full;
+    std::string memory_mode;   // AMD: "NPS1".."NPS8" when known, else empty
+    std::uint64_t memory_mb = 0;
+    int numa_node = -1;
+    std::vector<unsigned> cpus;  // CPUs local to the GPU, ascending
+    std::vector<Partition> partitions;
+};
+
+struct Node {
+    std::vector<Gpu> gpus;
+    std::vector<std::string> warnings;  // non-fatal findings (pending MIG change, ...)
+
+    std::size_t partition_count() const;
+    // The partition with this UUID (MIG UUID) or nullptr; for AMD, UUIDs are shared by the
+    // XCPs of one GPU, so look those up by (gpu, index) instead.
+    const Partition* find_partition(const std::string& uuid) const;
+    const Gpu* gpu_of(const Partition& p) const;
+};
+
+const char* to_string(Vendor v);
+const char* to_string(PartitionMode m);
+std::optional<PartitionMode> parse_partition_mode(const std::string& s);  // case-insensitive
+
+}  // namespace xpart

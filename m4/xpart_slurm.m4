@@ -1,0 +1,52 @@
+# XPART_CHECK_SLURM: find the installed Slurm and a source tree of exactly that version.
+# Sets build_gres_plugin, SLURM_SOURCE, SLURM_BUILD, SLURM_PLUGINDIR, SLURM_VERSION_STRING,
+# SLURM_CPPFLAGS, and the automake conditional BUILD_GRES_PLUGIN.
+AC_DEFUN([XPART_CHECK_SLURM], [
+  AC_ARG_WITH([slurm-source],
+    [AS_HELP_STRING([--with-slurm-source=DIR],
+      [Slurm source tree of the installed version (internal headers); configured if needed])],
+    [SLURM_SOURCE="$withval"], [SLURM_SOURCE=""])
+  AC_ARG_WITH([slurm-plugindir],
+    [AS_HELP_STRING([--with-slurm-plugindir=DIR], [where make install puts gres_gpu.so
+      (default: LIBDIR/xpart/slurm, to be listed first in PluginDir)])],
+    [SLURM_PLUGINDIR="$withval"], [SLURM_PLUGINDIR='${libdir}/xpart/slurm'])
+  AC_ARG_WITH([slurm-includedir],
+    [AS_HELP_STRING([--with-slurm-includedir=DIR], [installed Slurm headers (default /usr/include)])],
+    [SLURM_INCLUDEDIR="$withval"], [SLURM_INCLUDEDIR=/usr/include])
+
+  build_gres_plugin=no
+  SLURM_VERSION_STRING=none
+  installed_ver=""
+  AS_IF([test -r "$SLURM_INCLUDEDIR/slurm/slurm_version.h"], [
+    installed_ver=`sed -n 's/^#define SLURM_VERSION_NUMBER[[ \t]]*//p' "$SLURM_INCLUDEDIR/slurm/slurm_version.h"`
+  ])
+  AS_IF([test -n "$SLURM_SOURCE"], [
+    AS_IF([test -z "$installed_ver"],
+      [AC_MSG_ERROR([--with-slurm-source given but $SLURM_INCLUDEDIR/slurm/slurm_version.h is missing (install libslurm-dev)])])
+    AS_IF([test ! -r "$SLURM_SOURCE/src/common/gres.h"],
+      [AC_MSG_ERROR([$SLURM_SOURCE is not a Slurm source tree (no src/common/gres.h)])])
+    SLURM_SOURCE=`cd "$SLURM_SOURCE" && pwd`
+    AS_IF([test ! -r "$SLURM_SOURCE/config.h"], [
+      AC_MSG_NOTICE([configuring the Slurm source tree $SLURM_SOURCE (config.h missing)])
+      (cd "$SLURM_SOURCE" && ./configure --disable-debug --without-rpath >config.xpart.log 2>&1) ||
+        AC_MSG_ERROR([configuring $SLURM_SOURCE failed: see $SLURM_SOURCE/config.xpart.log])
+    ])
+    source_ver=`sed -n 's/^#define SLURM_VERSION_NUMBER[[ \t]]*//p' "$SLURM_SOURCE/slurm/slurm_version.h"`
+    AS_IF([test "x$source_ver" != "x$installed_ver"],
+      [AC_MSG_ERROR([Slurm version mismatch: installed headers say $installed_ver, source tree $SLURM_SOURCE says $source_ver; use the source of the installed version (apt-get source slurm-wlm)])])
+    AS_IF([command -v slurmd >/dev/null 2>&1], [
+      daemon_ver=`slurmd -V 2>/dev/null | awk '{print $[2]}'`
+      hdr_ver=`sed -n 's/^#define SLURM_VERSION_STRING[[ \t]]*"\(.*\)"/\1/p' "$SLURM_SOURCE/slurm/slurm_version.h"`
+      AS_IF([test -n "$daemon_ver" && test "x$daemon_ver" != "x$hdr_ver"],
+        [AC_MSG_ERROR([Slurm version mismatch: slurmd -V says $daemon_ver, the source tree is $hdr_ver])])
+    ])
+    SLURM_VERSION_STRING=`sed -n 's/^#define SLURM_VERSION_STRING[[ \t]]*"\(.*\)"/\1/p' "$SLURM_SOURCE/slurm/slurm_version.h"`
+    SLURM_CPPFLAGS="-DHAVE_CONFIG_H -I$SLURM_SOURCE -I$SLURM_SOURCE/src/common"
+    build_gres_plugin=yes
+  ])
+  AM_CONDITIONAL([BUILD_GRES_PLUGIN], [test "x$build_gres_plugin" = xyes])
+  AC_SUBST([SLURM_SOURCE])
+  AC_SUBST([SLURM_PLUGINDIR])
+  AC_SUBST([SLURM_CPPFLAGS])
+  AC_SUBST([SLURM_VERSION_STRING])
+])

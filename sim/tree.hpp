@@ -1,0 +1,43 @@
+// Writes the root tree of a simulated node: the exact procfs/sysfs files a real node shows and
+// real device nodes (mknod, real majors). Discovery then reads it through its root prefix.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "libxpart/result.hpp"
+#include "sim/spec.hpp"
+
+namespace xpart::sim {
+
+class TreeWriter {
+public:
+    explicit TreeWriter(std::string root) : root_(std::move(root)) {}
+    const std::string& root() const { return root_; }
+    std::string host_path(const std::string& node_path) const { return root_ + node_path; }
+
+    // Creates parent directories as needed. Errors name the host path.
+    Status write_file(const std::string& node_path, const std::string& content) const;
+    Status make_dirs(const std::string& node_path) const;
+    Status make_symlink(const std::string& node_path, const std::string& target) const;
+    // A character device node (needs CAP_MKNOD); mode is the permission bits.
+    Status make_char_device(const std::string& node_path, unsigned major, unsigned minor,
+                            unsigned mode = 0666) const;
+    // Registers a driver for /proc/devices ("Character devices:" section).
+    void add_char_driver(unsigned major, const std::string& name) { drivers_[major] = name; }
+    // Writes /proc/devices from the registered drivers plus the usual base ones.
+    Status write_proc_devices() const;
+
+private:
+    std::string root_;
+    std::map<unsigned, std::string> drivers_;
+};
+
+// Builds the whole tree under `root` (created if missing; must be empty or absent).
+Status build_tree(const NodeSpec& spec, const std::string& root);
+
+// Vendor parts, called by build_tree.
+Status write_nvidia_tree(const NodeSpec& spec, TreeWriter& tree);
+Status write_amd_tree(const NodeSpec& spec, TreeWriter& tree);
+
+}  // namespace xpart::sim
