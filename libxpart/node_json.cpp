@@ -1,0 +1,84 @@
+#include "libxpart/node_json.hpp"
+
+#include "libxpart/text.hpp"
+
+namespace xpart {
+
+using nlohmann::json;
+
+namespace {
+json id_or_null(int v) { return v < 0 ? json(nullptr) : json(v); }
+int id_from(const json& j) { return j.is_null() ? -1 : j.get<int>(); }
+}  // namespace
+
+json to_json(const Node& node) {
+    json gpus = json::array();
+    for (const Gpu& g : node.gpus) {
+        json parts = json::array();
+        for (const Partition& p : g.partitions) {
+            json files = json::array();
+            for (const DeviceFile& f : p.device_files)
+                files.push_back({{"path", f.path}, {"major", f.major}, {"minor", f.minor},
+                                 {"shared", f.shared}});
+            parts.push_back({{"uuid", p.uuid}, {"type", p.type}, {"gi", id_or_null(p.gi)},
+                             {"ci", id_or_null(p.ci)}, {"index", id_or_null(p.index)},
+                             {"kfd_node", id_or_null(p.kfd_node)}, {"memory_mb", p.memory_mb},
+                             {"compute_units", p.compute_units}, {"device_files", files}});
+        }
+        gpus.push_back({{"vendor", to_string(g.vendor)}, {"model", g.model}, {"uuid", g.uuid},
+                        {"pci_bus_id", g.pci_bus_id}, {"index", g.index},
+                        {"minor", id_or_null(g.minor)}, {"mode", to_string(g.mode)},
+                        {"memory_mode", g.memory_mode}, {"memory_mb", g.memory_mb},
+                        {"numa_node", id_or_null(g.numa_node)},
+                        {"cpus", format_cpu_list(g.cpus)}, {"partitions", parts}});
+    }
+    return {{"gpus", gpus}, {"warnings", node.warnings}};
+}
+
+Result<Node> node_from_json(const json& j) {
+    try {
+        Node node;
+        for (const json& jg : j.at("gpus")) {
+            Gpu g;
+            g.vendor = jg.at("vendor").get<std::string>() == "amd" ? Vendor::Amd : Vendor::Nvidia;
+            g.model = jg.at("model").get<std::string>();
+            g.uuid = jg.at("uuid").get<std::string>();
+            g.pci_bus_id = jg.at("pci_bus_id").get<std::string>();
+            g.index = jg.at("index").get<int>();
+            g.minor = id_from(jg.at("minor"));
+            auto mode = parse_partition_mode(jg.at("mode").get<std::string>());
+            if (!mode) return Error{"unknown partition mode " + jg.at("mode").dump()};
+            g.mode = *mode;
+            g.memory_mode = jg.at("memory_mode").get<std::string>();
+            g.memory_mb = jg.at("memory_mb").get<std::uint64_t>();
+            g.numa_node = id_from(jg.at("numa_node"));
+            auto cpus = parse_cpu_list(jg.at("cpus").get<std::string>());
+            if (!cpus) return cpus.error();
+            g.cpus = *cpus;
+            for (const json& jp : jg.at("partitions")) {
+                Partition p;
+                p.uuid = jp.at("uuid").get<std::string>();
+                p.type = jp.at("type").get<std::string>();
+                p.gi = id_from(jp.at("gi"));
+                p.ci = id_from(jp.at("ci"));
+                p.index = id_from(jp.at("index"));
+                p.kfd_node = id_from(jp.at("kfd_node"));
+                p.memory_mb = jp.at("memory_mb").get<std::uint64_t>();
+                p.compute_units = jp.at("compute_units").get<unsigned>();
+                for (const json& jf : jp.at("device_files"))
+                    p.device_files.push_back({jf.at("path").get<std::string>(),
+                                              jf.at("major").get<unsigned>(),
+                                              jf.at("minor").get<unsigned>(),
+                                              jf.at("shared").get<bool>()});
+                g.partitions.push_back(std::move(p));
+            }
+            node.gpus.push_back(std::move(g));
+        }
+        for (const json& w : j.at("warnings")) node.warnings.push_back(w.get<std::string>());
+        return node;
+    } catch (const json::exception& e) {
+        return Error{std::string("invalid node JSON: ") + e.what()};
+    }
+}
+
+}  // namespace xpart

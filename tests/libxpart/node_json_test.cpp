@@ -1,0 +1,64 @@
+#include <gtest/gtest.h>
+
+#include "libxpart/node_json.hpp"
+
+namespace xpart {
+namespace {
+
+Node sample_node() {
+    Node n;
+    Gpu g;
+    g.vendor = Vendor::Nvidia;
+    g.model = "NVIDIA A100-SXM4-40GB";
+    g.uuid = "GPU-5d5ba0d6-d33d-2b2c-524d-9e3d8d2b8a77";
+    g.pci_bus_id = "0000:07:00.0";
+    g.index = 0;
+    g.minor = 0;
+    g.mode = PartitionMode::Mig;
+    g.memory_mb = 40960;
+    g.numa_node = 1;
+    g.cpus = {0, 1, 2, 3, 8};
+    Partition p;
+    p.uuid = "MIG-c6d4f1ef-42e4-5de3-91c7-45d71c87eb3f";
+    p.type = "1g.5gb";
+    p.gi = 7;
+    p.ci = 0;
+    p.index = 0;
+    p.memory_mb = 4864;
+    p.compute_units = 14;
+    p.device_files = {{"/dev/nvidia0", 195, 0, false}, {"/dev/nvidiactl", 195, 255, true}};
+    g.partitions.push_back(p);
+    n.gpus.push_back(g);
+    n.warnings.push_back("w");
+    return n;
+}
+
+TEST(NodeJson, FieldsAsDocumented) {
+    auto j = to_json(sample_node());
+    const auto& g = j["gpus"][0];
+    EXPECT_EQ(g["vendor"], "nvidia");
+    EXPECT_EQ(g["mode"], "mig");
+    EXPECT_EQ(g["cpus"], "0-3,8");
+    EXPECT_EQ(g["numa_node"], 1);
+    const auto& p = g["partitions"][0];
+    EXPECT_EQ(p["gi"], 7);
+    EXPECT_TRUE(p["kfd_node"].is_null());
+    EXPECT_EQ(p["device_files"][1]["path"], "/dev/nvidiactl");
+    EXPECT_EQ(p["device_files"][1]["shared"], true);
+}
+
+TEST(NodeJson, RoundTrips) {
+    Node n = sample_node();
+    auto back = node_from_json(to_json(n));
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(to_json(*back), to_json(n));
+    EXPECT_EQ(back->gpus[0].partitions[0].device_files, n.gpus[0].partitions[0].device_files);
+}
+
+TEST(NodeJson, MalformedIsAnErrorNotACrash) {
+    EXPECT_FALSE(node_from_json(nlohmann::json::parse(R"({"gpus":[{"vendor":"amd"}]})")).ok());
+    EXPECT_FALSE(node_from_json(nlohmann::json::parse(R"({"warnings":[]})")).ok());
+}
+
+}  // namespace
+}  // namespace xpart
