@@ -1,0 +1,103 @@
+#include "libxpart/nvidia_procfs.hpp"
+
+#include "libxpart/text.hpp"
+
+namespace xpart {
+
+Result<unsigned> read_nvidia_device_minor(const RootFs& root, const std::string& bdf) {
+    const std::string path = "/proc/driver/nvidia/gpus/" + bdf + "/information";
+    auto text = root.read(path);
+    if (!text) return text.error();
+    const std::string file = root.host_path(path);
+    auto lines = parse_colon_lines(*text, file);
+    if (!lines) return lines.error();
+    for (const KeyValueLine& kv : *lines) {
+        if (kv.key != "Device Minor") continue;
+        auto minor = parse_u64(kv.value);
+        if (!minor || *minor > 254)
+            return file_error(file, kv.line, "Device Minor: expected 0..254, got '" + kv.value + "'");
+        return static_cast<unsigned>(*minor);
+    }
+    return file_error(file, 0, "no 'Device Minor' line");
+}
+
+Result<MigMinorTable> MigMinorTable::load(const RootFs& root) {
+    auto text = root.read(kPath);
+    if (!text) return text.error();
+    return parse(*text, root.host_path(kPath));
+}
+
+Result<MigMinorTable> MigMinorTable::parse(const std::string& text, const std::string& file) {
+    auto lines = parse_space_lines(text, file);
+    if (!lines) return lines.error();
+    MigMinorTable table;
+    table.file_ = file;
+    table.minors_.reserve(lines->size());
+    for (const KeyValueLine& kv : *lines) {
+        auto minor = parse_u64(kv.value);
+        if (!minor || *minor > 1048575)
+            return file_error(file, kv.line,
+                              "expected '<capability> <minor>', got '" + kv.key + " " + kv.value + "'");
+        if (!table.minors_.emplace(kv.key, static_cast<unsigned>(*minor)).second)
+            return file_error(file, kv.line, "duplicate capability '" + kv.key + "'");
+    }
+    return table;
+}
+
+Result<unsigned> MigMinorTable::minor(const std::string& name) const {
+    auto it = minors_.find(name);
+    if (it == minors_.end()) return Error{file_ + ": no entry '" + name + "'"};
+    return it->second;
+}
+
+std::string mig_capability_name(unsigned gpu_minor, unsigned gi, int ci) {
+    std::string name = "gpu" + std::to_string(gpu_minor) + "/gi" + std::to_string(gi) + "/";
+    if (ci >= 0) name += "ci" + std::to_string(ci) + "/";
+    return name + "access";
+}
+
+std::string mig_capability_path(unsigned gpu_minor, unsigned gi, int ci) {
+    std::string path = "/proc/driver/nvidia/capabilities/gpu" + std::to_string(gpu_minor) +
+                       "/mig/gi" + std::to_string(gi) + "/";
+    if (ci >= 0) path += "ci" + std::to_string(ci) + "/";
+    return path + "access";
+}
+
+Result<unsigned> read_capability_minor(const RootFs& root, const std::string& node_path) {
+    auto text = root.read(node_path);
+    if (!text) return text.error();
+    const std::string file = root.host_path(node_path);
+    auto lines = parse_colon_lines(*text, file);
+    if (!lines) return lines.error();
+    for (const KeyValueLine& kv : *lines) {
+        if (kv.key != "DeviceFileMinor") continue;
+        auto minor = parse_u64(kv.value);
+        if (!minor || *minor > 1048575)
+            return file_error(file, kv.line, "DeviceFileMinor: expected a number, got '" + kv.value + "'");
+        return static_cast<unsigned>(*minor);
+    }
+    return file_error(file, 0, "no 'DeviceFileMinor' line");
+}
+
+Result<unsigned> mig_capability_minor(const RootFs& root, const MigMinorTable& table,
+                                      unsigned gpu_minor, unsigned gi, int ci) {
+    const std::string name = mig_capability_name(gpu_minor, gi, ci);
+    auto from_table = table.minor(name);
+    if (!from_table) return from_table.error();
+    const std::string cap_path = mig_capability_path(gpu_minor, gi, ci);
+    auto from_file = read_capability_minor(root, cap_path);
+    if (!from_file) return from_file.error();
+    if (*from_file != *from_table)
+        return Error{root.host_path(cap_path) + ": DeviceFileMinor " + std::to_string(*from_file) +
+                     " disagrees with " + table.file() + ": " + name + " " +
+                     std::to_string(*from_table)};
+    // The driver's layout (nv-caps): 9 minors per GI (its access + 8 CIs), 135 per GPU.
+    const unsigned expected = 3 + 135 * gpu_minor + 9 * gi + (ci >= 0 ? 1 + unsigned(ci) : 0);
+    if (*from_table != expected)
+        return Error{table.file() + ": " + name + " " + std::to_string(*from_table) +
+                     " does not follow the driver's layout (expected " + std::to_string(expected) +
+                     ")"};
+    return *from_table;
+}
+
+}  // namespace xpart
