@@ -304,7 +304,9 @@ NVML_API int nvmlDeviceGetAttributes_v2(void* device, nvmlDeviceAttributes_st* a
         }
         const MigProfileSpec& p = *d.mig.profile;
         const unsigned ci_slices = d.mig.compute_instance->slices;
-        attr->multiprocessorCount = p.sms * ci_slices / p.slices;
+        // A compute instance smaller than its GPU instance gets whole 1-slice SM groups.
+        attr->multiprocessorCount =
+            ci_slices == p.slices ? p.sms : ci_slices * d.product->profiles.front().sms;
         attr->sharedCopyEngineCount = p.copy_engines;
         attr->sharedDecoderCount = p.decoders;
         attr->sharedEncoderCount = p.encoders;
