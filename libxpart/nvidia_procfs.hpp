@@ -3,7 +3,9 @@
 // files. Every error names the file (host path), the line and the value.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "libxpart/result.hpp"
@@ -20,7 +22,7 @@ class MigMinorTable {
 public:
     static constexpr const char* kPath = "/proc/driver/nvidia-caps/mig-minors";
     static Result<MigMinorTable> load(const RootFs& root);
-    static Result<MigMinorTable> parse(const std::string& text, const std::string& file);
+    static Result<MigMinorTable> parse(std::string text, const std::string& file);
 
     const std::string& file() const { return file_; }
     // Error naming the table and the entry when absent.
@@ -28,7 +30,8 @@ public:
 
 private:
     std::string file_;
-    std::unordered_map<std::string, unsigned> minors_;
+    std::shared_ptr<const std::string> text_;  // owns the characters the keys point into
+    std::unordered_map<std::string_view, unsigned> minors_;
 };
 
 // The node path of an instance's capability file ("/proc/driver/nvidia/capabilities/gpu0/mig/
