@@ -6,21 +6,29 @@
 
 namespace xpart {
 
-Result<unsigned> read_nvidia_device_minor(const RootFs& root, const std::string& bdf) {
-    const std::string path = "/proc/driver/nvidia/gpus/" + bdf + "/information";
+namespace {
+// The number after `key:` in a "Key: value" procfs file; `what` describes the allowed range.
+Result<unsigned> read_colon_number(const RootFs& root, const std::string& path, const char* key,
+                                   std::uint64_t max, const char* what) {
     auto text = root.read(path);
     if (!text) return text.error();
     const std::string file = root.host_path(path);
     auto lines = parse_colon_lines(*text, file);
     if (!lines) return lines.error();
     for (const KeyValueLine& kv : *lines) {
-        if (kv.key != "Device Minor") continue;
-        auto minor = parse_u64(kv.value);
-        if (!minor || *minor > 254)
-            return file_error(file, kv.line, "Device Minor: expected 0..254, got '" + kv.value + "'");
-        return static_cast<unsigned>(*minor);
+        if (kv.key != key) continue;
+        auto n = parse_u64(kv.value);
+        if (!n || *n > max)
+            return file_error(file, kv.line, std::string(key) + ": expected " + what + ", got '" + kv.value + "'");
+        return static_cast<unsigned>(*n);
     }
-    return file_error(file, 0, "no 'Device Minor' line");
+    return file_error(file, 0, std::string("no '") + key + "' line");
+}
+}  // namespace
+
+Result<unsigned> read_nvidia_device_minor(const RootFs& root, const std::string& bdf) {
+    return read_colon_number(root, "/proc/driver/nvidia/gpus/" + bdf + "/information", "Device Minor",
+                             254, "0..254");
 }
 
 Result<MigMinorTable> MigMinorTable::load(const RootFs& root) {
@@ -83,19 +91,7 @@ std::string mig_capability_path(unsigned gpu_minor, unsigned gi, int ci) {
 }
 
 Result<unsigned> read_capability_minor(const RootFs& root, const std::string& node_path) {
-    auto text = root.read(node_path);
-    if (!text) return text.error();
-    const std::string file = root.host_path(node_path);
-    auto lines = parse_colon_lines(*text, file);
-    if (!lines) return lines.error();
-    for (const KeyValueLine& kv : *lines) {
-        if (kv.key != "DeviceFileMinor") continue;
-        auto minor = parse_u64(kv.value);
-        if (!minor || *minor > 1048575)
-            return file_error(file, kv.line, "DeviceFileMinor: expected a number, got '" + kv.value + "'");
-        return static_cast<unsigned>(*minor);
-    }
-    return file_error(file, 0, "no 'DeviceFileMinor' line");
+    return read_colon_number(root, node_path, "DeviceFileMinor", 1048575, "a number");
 }
 
 Result<unsigned> mig_capability_minor(const RootFs& root, const MigMinorTable& table,

@@ -177,11 +177,19 @@ Result<std::optional<MigMode>> NvmlSession::mig_mode(const DeviceRef& d) const {
     return std::optional<MigMode>(m);
 }
 
+namespace {
+// A call whose only output is one unsigned (ids, counts, the minor number).
+template <class Fn>
+Result<unsigned> unsigned_call(Fn fn, const char* name, const DeviceRef& d) {
+    unsigned value = 0;
+    int rc = fn(d.handle, &value);
+    if (rc != kSuccess) return call_error(name, &d, rc);
+    return value;
+}
+}  // namespace
+
 Result<unsigned> NvmlSession::max_mig_device_count(const DeviceRef& d) const {
-    unsigned n = 0;
-    int rc = lib_->api().device_get_max_mig_device_count(d.handle, &n);
-    if (rc != kSuccess) return call_error("nvmlDeviceGetMaxMigDeviceCount", &d, rc);
-    return n;
+    return unsigned_call(lib_->api().device_get_max_mig_device_count, "nvmlDeviceGetMaxMigDeviceCount", d);
 }
 
 Result<std::optional<DeviceRef>> NvmlSession::mig_device(const DeviceRef& parent,
@@ -195,17 +203,11 @@ Result<std::optional<DeviceRef>> NvmlSession::mig_device(const DeviceRef& parent
 }
 
 Result<unsigned> NvmlSession::gpu_instance_id(const DeviceRef& d) const {
-    unsigned id = 0;
-    int rc = lib_->api().device_get_gpu_instance_id(d.handle, &id);
-    if (rc != kSuccess) return call_error("nvmlDeviceGetGpuInstanceId", &d, rc);
-    return id;
+    return unsigned_call(lib_->api().device_get_gpu_instance_id, "nvmlDeviceGetGpuInstanceId", d);
 }
 
 Result<unsigned> NvmlSession::compute_instance_id(const DeviceRef& d) const {
-    unsigned id = 0;
-    int rc = lib_->api().device_get_compute_instance_id(d.handle, &id);
-    if (rc != kSuccess) return call_error("nvmlDeviceGetComputeInstanceId", &d, rc);
-    return id;
+    return unsigned_call(lib_->api().device_get_compute_instance_id, "nvmlDeviceGetComputeInstanceId", d);
 }
 
 namespace {
@@ -232,10 +234,7 @@ Result<DeviceAttributes> NvmlSession::attributes(const DeviceRef& d) const {
 }
 
 Result<unsigned> NvmlSession::minor_number(const DeviceRef& d) const {
-    unsigned minor = 0;
-    int rc = lib_->api().device_get_minor_number(d.handle, &minor);
-    if (rc != kSuccess) return call_error("nvmlDeviceGetMinorNumber", &d, rc);
-    return minor;
+    return unsigned_call(lib_->api().device_get_minor_number, "nvmlDeviceGetMinorNumber", d);
 }
 
 Result<PciInfo> NvmlSession::pci_info(const DeviceRef& d) const {

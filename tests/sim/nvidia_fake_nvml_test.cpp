@@ -121,6 +121,16 @@ TEST_F(FakeNvml, InvalidEnvironmentFaultsFailInit) {
     EXPECT_EQ(init(), nvml::kErrorUnknown);
 }
 
+TEST_F(FakeNvml, SpecFromEnvironmentWinsOverTheOneBesideTheLibrary) {
+    open(testing::spec_json("h100-80gb"));
+    testing::ScopedEnv env("XPART_SIM_SPEC", testing::spec_file("a100-guide"));
+    ASSERT_EQ(init(), nvml::kSuccess);
+    unsigned n = 0;
+    EXPECT_EQ(count(&n), nvml::kSuccess);
+    EXPECT_EQ(n, testing::spec_json("a100-guide")["nvidia"]["gpus"].size());
+    EXPECT_EQ(shutdown(), nvml::kSuccess);
+}
+
 TEST_F(FakeNvml, ExportsOnlyNvmlSymbols) {
     open(testing::spec_json("h100-80gb"));
     EXPECT_NE(::dlsym(lib_, "nvmlInit_v2"), nullptr);
