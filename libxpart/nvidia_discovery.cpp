@@ -50,8 +50,8 @@ Result<std::string> sysfs_bus_id(const nvml::PciInfo& pci, const DeviceRef& d) {
     id = to_lower(id);
     if (id.size() == 16 && id.compare(0, 4, "0000") == 0) id.erase(0, 4);
     if (id.size() != 12 || id[4] != ':' || id[7] != ':' || id[10] != '.')
-        return Error{nvml::call_error("nvmlDeviceGetPciInfo_v3", &d, nvml::kSuccess).message +
-                     ": unexpected busId '" + id + "'"};
+        return Error{"nvmlDeviceGetPciInfo_v3(gpu " + std::to_string(d.gpu) +
+                     "): unexpected busId '" + id + "'"};
     return id;
 }
 

@@ -252,6 +252,16 @@ TEST(NvidiaDiscovery, NotFoundFromEveryMigIndexMeansNoPartitions) {
     EXPECT_TRUE(node->gpus[0].partitions.empty());
 }
 
+TEST(NvidiaDiscovery, NumaAffinityNotSupportedMeansUnknownNode) {
+    SimRoot r(testing::spec_json("a100-guide"));
+    ASSERT_EQ(r.error(), "");
+    ScopedEnv faults("XPART_SIM_NVML_FAULTS", "nvmlDeviceGetMemoryAffinity@5=3");
+    auto node = discover_in(r);
+    ASSERT_TRUE(node.ok()) << node.error().message;
+    EXPECT_EQ(node->gpus[5].numa_node, -1);
+    EXPECT_EQ(node->gpus[4].numa_node, 1);
+}
+
 TEST(NvidiaDiscovery, MissingSpecIsDriverNotLoaded) {
     SimRoot r(testing::spec_json("h100-80gb"));
     ASSERT_EQ(r.error(), "");
