@@ -7,18 +7,38 @@
 
 namespace xpart {
 
+namespace {
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+std::string_view trim_view(std::string_view v) {
+    while (!v.empty() && is_space(v.front())) v.remove_prefix(1);
+    while (!v.empty() && is_space(v.back())) v.remove_suffix(1);
+    return v;
+}
+}  // namespace
+
+// One pass over string_views (discovery parses ~65 of these files per call; the generic line
+// splitter's copies were a third of its time). Messages match parse_space_lines'.
 Result<KfdProperties> KfdProperties::parse(const std::string& text, const std::string& file) {
-    auto lines = parse_space_lines(text, file);
-    if (!lines) return lines.error();
     KfdProperties out;
     out.file_ = file;
-    out.values_.reserve(lines->size());
-    for (auto& kv : *lines) {
-        auto v = parse_u64(kv.value);
+    out.values_.reserve(48);
+    std::string_view rest(text);
+    for (unsigned lineno = 1; !rest.empty(); ++lineno) {
+        std::size_t nl = rest.find('\n');
+        std::string_view line = trim_view(rest.substr(0, nl));
+        rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+        if (line.empty()) continue;
+        std::size_t sp = 0;
+        while (sp < line.size() && !is_space(line[sp])) ++sp;
+        std::string_view key = line.substr(0, sp);
+        std::string_view value = trim_view(line.substr(sp));
+        if (value.empty())
+            return file_error(file, lineno, "expected 'key value', got '" + std::string(line) + "'");
+        auto v = parse_u64(value);
         if (!v)
-            return file_error(file, kv.line,
-                              kv.key + ": expected a decimal number, got '" + kv.value + "'");
-        out.values_.emplace_back(std::move(kv.key), *v);
+            return file_error(file, lineno, std::string(key) + ": expected a decimal number, got '" +
+                                                std::string(value) + "'");
+        out.values_.emplace_back(std::string(key), *v);
     }
     return out;
 }
@@ -60,9 +80,13 @@ Result<std::vector<KfdNode>> read_kfd_nodes(const RootFs& root, const std::strin
         node.props = std::move(*props);
         node.gpu = node.props.get_or("simd_count", 0) > 0;
         // A gpu_id of 0 marks a CPU node even where simd_count says otherwise.
-        if (node.gpu && root.exists(dir + "/gpu_id")) {
+        if (node.gpu) {
             auto gid = root.read(dir + "/gpu_id");
-            if (!gid) return gid.error();
+            if (!gid) {
+                if (root.exists(dir + "/gpu_id")) return gid.error();
+                nodes.push_back(std::move(node));  // not recorded (older captures)
+                continue;
+            }
             auto v = parse_u64(trim(*gid));
             if (!v)
                 return file_error(root.host_path(dir + "/gpu_id"), 1,
