@@ -84,6 +84,21 @@ Result<std::optional<std::string>> read_optional(const RootFs& root, const std::
     return Error{text.error().message + " (while reading a GPU partition attribute)"};
 }
 
+// An optional attribute in the form `parse` accepts (it returns std::optional<T>): nullopt
+// when absent; an Error when unreadable or not one of `expected`.
+template <class Parse>
+auto read_attribute(const RootFs& root, const std::string& path, Parse parse,
+                    const char* expected) -> Result<decltype(parse(std::string()))> {
+    auto text = read_optional(root, path);
+    if (!text) return text.error();
+    if (!*text) return decltype(parse(std::string())){};
+    auto value = parse(**text);
+    if (!value)
+        return file_error(root.host_path(path), 1,
+                          std::string("expected ") + expected + ", got '" + trim(**text) + "'");
+    return value;
+}
+
 // readlink that tells "absent" (nullopt) from other failures.
 Result<std::optional<std::string>> read_link_optional(const RootFs& root, const std::string& path) {
     const std::string host = root.host_path(path);
@@ -178,35 +193,28 @@ Result<Gpu> build_gpu(const DiscoveryOptions& o, const GpuGroup& group, int inde
 
     // Mode: the PCI attribute when the kernel has it, else inferred from the topology.
     const std::string pci_dir = "/sys/bus/pci/devices/" + gpu.pci_bus_id;
-    auto mode_text = read_optional(root, pci_dir + "/current_compute_partition");
-    if (!mode_text) return mode_text.error();
-    if (*mode_text) {
-        auto mode = parse_amd_compute_partition(**mode_text);
-        if (!mode)
-            return file_error(root.host_path(pci_dir + "/current_compute_partition"), 1,
-                              "expected SPX, DPX, TPX, QPX or CPX, got '" + trim(**mode_text) + "'");
-        gpu.mode = *mode;
+    auto attr_mode = read_attribute(root, pci_dir + "/current_compute_partition",
+                                    parse_amd_compute_partition, "SPX, DPX, TPX, QPX or CPX");
+    if (!attr_mode) return attr_mode.error();
+    const bool mode_from_attribute = attr_mode->has_value();
+    if (mode_from_attribute) {
+        gpu.mode = **attr_mode;
     } else {
         auto mode = infer_amd_mode(model, static_cast<unsigned>(num_xcc), group.nodes.size());
         if (!mode) return Error{first.props.file() + ": " + mode.error().message};
         gpu.mode = *mode;
     }
-    auto mem_text = read_optional(root, pci_dir + "/current_memory_partition");
-    if (!mem_text) return mem_text.error();
-    if (*mem_text) {
-        auto mem = parse_amd_memory_partition(**mem_text);
-        if (!mem)
-            return file_error(root.host_path(pci_dir + "/current_memory_partition"), 1,
-                              "expected NPS1, NPS2, NPS4 or NPS8, got '" + trim(**mem_text) + "'");
-        gpu.memory_mode = *mem;
-    }
+    auto attr_memory = read_attribute(root, pci_dir + "/current_memory_partition",
+                                      parse_amd_memory_partition, "NPS1, NPS2, NPS4 or NPS8");
+    if (!attr_memory) return attr_memory.error();
+    if (*attr_memory) gpu.memory_mode = **attr_memory;
 
     // How many partitions the mode makes; fewer in KFD is reported, more is impossible.
     std::size_t expected = group.nodes.size();
     if (gpu.mode == PartitionMode::Full)
         expected = 1;
     else if (model && model->partitionable)
-        expected = num_xcc > 0 && !*mode_text ? model->total_xcc / num_xcc
+        expected = num_xcc > 0 && !mode_from_attribute ? model->total_xcc / num_xcc
                                                : amd_mode_partition_count(gpu.mode, *model);
     if (group.nodes.size() > expected)
         return Error{first.props.file() + ": " + label + " has " +
