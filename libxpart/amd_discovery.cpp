@@ -1,5 +1,19 @@
 // AMD discovery: physical GPUs and their compute partitions (XCPs) from KFD topology, the PCI
 // partition attributes when the kernel has them, and the DRM render nodes.
+//
+// Decisions:
+// - KFD nodes with the same unique_id (else the same domain and bus) are one GPU; GPUs are
+//   indexed in (domain, bus) order, partitions by the function bits of location_id.
+// - The mode comes from current_compute_partition when present; otherwise it is inferred from
+//   num_xcc and the model's XCC count (libxpart/amd_models.hpp).
+// - A GPU showing FEWER partitions than its mode makes (a real MI300X capture shows 7 of 8) is
+//   reported with the partitions it has and a Node warning: the missing one has no KFD node
+//   and no render node to bind, so it is not invented, and the others stay usable. MORE nodes
+//   than the mode makes cannot be, and is an error.
+// - NUMA locality from the PCI device's numa_node/local_cpulist, else from the KFD PCIe link
+//   to a CPU node (whose id is the NUMA node) and that node's cpulist.
+// - Reads: each node's properties once, mem_banks/<i> by number (no directory listing), one
+//   readlink per render node, io_links only when the PCI device has no NUMA node.
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>

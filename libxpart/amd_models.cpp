@@ -10,6 +10,7 @@ namespace {
 const std::vector<AmdModel> kModels = {
     {0x74a1, "MI300X", 8, true, 38, 196608, 90402, "SPX, DPX, QPX, CPX", "NPS1, NPS4"},
     {0x74a5, "MI325X", 8, true, 38, 262144, 90402, "SPX, DPX, QPX, CPX", "NPS1, NPS4"},
+    // MI308X: 80 CUs in 4 XCCs; its device id (0x74a2) is not confirmed by a primary source.
     {0x74a2, "MI308X", 4, true, 20, 196608, 90402, "SPX, DPX, CPX", "NPS1, NPS4"},
     {0x74a0, "MI300A", 6, true, 38, 131072, 90402, "SPX, TPX, CPX", "NPS1"},
     {0x740f, "MI210", 1, false, 104, 65536, 90010, "", ""},
