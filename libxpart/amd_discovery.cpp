@@ -177,6 +177,47 @@ std::string hex16(std::uint64_t v) {
     return buf;
 }
 
+// Partitioned GPUs carry the partition in the function bits of location_id.
+int partition_index(const KfdNode& n, PartitionMode mode) {
+    return mode == PartitionMode::Full ? 0 : static_cast<int>(n.props.get_or("location_id", 0) & 0x7);
+}
+
+// One KFD node of a GPU whose pci_bus_id, uuid and mode are known: its index, size, render node
+// (ownership checked) and device files.
+Result<Partition> build_partition(const DiscoveryOptions& o, const KfdNode& n, const Gpu& gpu,
+                                  const std::string& type, unsigned kfd_major_number) {
+    const RootFs& root = o.root;
+    Partition p;
+    p.uuid = gpu.uuid;
+    p.type = type;
+    p.kfd_node = static_cast<int>(n.id);
+    p.index = partition_index(n, gpu.mode);
+    const std::uint64_t simd_per_cu = n.props.get_or("simd_per_cu", 0);
+    p.compute_units =
+        simd_per_cu ? static_cast<unsigned>(n.props.get_or("simd_count", 0) / simd_per_cu) : 0;
+    auto mem = read_kfd_memory_mb(root, node_dir(n.id), n.props.get_or("mem_banks_count", 0));
+    if (!mem) return mem.error();
+    p.memory_mb = *mem;
+
+    // Render minors start at 128; kernels since 6.x allocate past 255 on large nodes.
+    auto minor = n.props.find("drm_render_minor");
+    if (!minor || *minor < 128 || *minor >= (1u << 20))
+        return Error{n.props.file() + ": drm_render_minor " +
+                     (minor ? std::to_string(*minor) : std::string("missing")) +
+                     " is not a render node minor (128 or more)"};
+    const std::string render = "renderD" + std::to_string(*minor);
+    const std::string link = "/sys/class/drm/" + render + "/device";
+    auto target = read_link_optional(root, link);
+    if (!target) return target.error();
+    if (*target)
+        if (auto st = check_amd_render_link(**target, gpu.pci_bus_id, p.index, root.host_path(link));
+            !st)
+            return st.error();
+    p.device_files.push_back({"/dev/dri/" + render, kDrmMajor, static_cast<unsigned>(*minor), false});
+    p.device_files.push_back({"/dev/kfd", kfd_major_number, 0, true});
+    return p;
+}
+
 Result<Gpu> build_gpu(const DiscoveryOptions& o, const GpuGroup& group, int index,
                       unsigned kfd_major_number, const std::vector<KfdNode>& nodes,
                       std::vector<std::string>& warnings) {
@@ -246,45 +287,16 @@ Result<Gpu> build_gpu(const DiscoveryOptions& o, const GpuGroup& group, int inde
 
     const std::string type = amd_partition_type(o.amd_type_naming, gpu.mode, gpu.memory_mode, gpu.model);
     for (const KfdNode* n : group.nodes) {
-        Partition p;
-        p.uuid = gpu.uuid;
-        p.type = type;
-        p.kfd_node = static_cast<int>(n->id);
-        p.index = gpu.mode == PartitionMode::Full
-                      ? 0
-                      : static_cast<int>(n->props.get_or("location_id", 0) & 0x7);
+        const int index = partition_index(*n, gpu.mode);
         for (const Partition& q : gpu.partitions)
-            if (q.index == p.index)
+            if (q.index == index)
                 return Error{n->props.file() + ": " + label + ": KFD nodes " +
                              std::to_string(q.kfd_node) + " and " + std::to_string(n->id) +
-                             " both claim partition " + std::to_string(p.index)};
-        const std::uint64_t simd_per_cu = n->props.get_or("simd_per_cu", 0);
-        p.compute_units = simd_per_cu ? static_cast<unsigned>(n->props.get_or("simd_count", 0) /
-                                                              simd_per_cu)
-                                      : 0;
-        auto mem = read_kfd_memory_mb(root, node_dir(n->id), n->props.get_or("mem_banks_count", 0));
-        if (!mem) return mem.error();
-        p.memory_mb = *mem;
-        gpu.memory_mb += *mem;
-
-        auto minor = n->props.find("drm_render_minor");
-        if (!minor || *minor < 128 || *minor > 255)
-            return Error{n->props.file() + ": drm_render_minor " +
-                         (minor ? std::to_string(*minor) : std::string("missing")) +
-                         " is not a render node minor (128..255)"};
-        const std::string render = "renderD" + std::to_string(*minor);
-        const std::string link = "/sys/class/drm/" + render + "/device";
-        auto target = read_link_optional(root, link);
-        if (!target) return target.error();
-        if (*target)
-            if (auto st = check_amd_render_link(**target, gpu.pci_bus_id, p.index,
-                                                root.host_path(link));
-                !st)
-                return st.error();
-        p.device_files.push_back({"/dev/dri/" + render, kDrmMajor,
-                                  static_cast<unsigned>(*minor), false});
-        p.device_files.push_back({"/dev/kfd", kfd_major_number, 0, true});
-        gpu.partitions.push_back(std::move(p));
+                             " both claim partition " + std::to_string(index)};
+        auto p = build_partition(o, *n, gpu, type, kfd_major_number);
+        if (!p) return p.error();
+        gpu.memory_mb += p->memory_mb;
+        gpu.partitions.push_back(std::move(*p));
     }
     std::sort(gpu.partitions.begin(), gpu.partitions.end(),
               [](const Partition& a, const Partition& b) { return a.index < b.index; });
