@@ -26,8 +26,9 @@ std::string parent_of(const std::string& path) {
 }  // namespace
 
 Status TreeWriter::make_dirs(const std::string& node_path) const {
+    // Every component, the root's own included (mkdir -p): `xpart-sim build SPEC new/dir`.
     std::string host = host_path(node_path);
-    for (std::size_t pos = root_.size() + 1; pos <= host.size(); ++pos) {
+    for (std::size_t pos = 1; pos <= host.size(); ++pos) {
         if (pos != host.size() && host[pos] != '/') continue;
         std::string prefix = host.substr(0, pos);
         if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
