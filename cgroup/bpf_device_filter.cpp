@@ -1,6 +1,10 @@
 #include "cgroup/bpf_device_filter.hpp"
 
 #include <cstddef>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
 
 namespace xpart::cgroup {
 
@@ -25,6 +29,7 @@ bpf_insn mov_imm(__u8 dst, __s32 imm) { return insn(BPF_ALU64 | BPF_MOV | BPF_K,
 bpf_insn and_imm(__u8 dst, __s32 imm) { return insn(BPF_ALU64 | BPF_AND | BPF_K, dst, 0, 0, imm); }
 bpf_insn rsh_imm(__u8 dst, __s32 imm) { return insn(BPF_ALU64 | BPF_RSH | BPF_K, dst, 0, 0, imm); }
 bpf_insn jmp32_imm(__u8 op, __u8 dst, __s32 imm) { return insn(BPF_JMP32 | op | BPF_K, dst, 0, 0, imm); }
+bpf_insn jump_always(__s16 off = 0) { return insn(BPF_JMP | BPF_JA, 0, 0, off, 0); }
 bpf_insn exit_insn() { return insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0); }
 
 // Rule access bits (r=1, w=2, m=4) as the kernel's BPF_DEVCG_ACC_* bits, and back.
@@ -54,32 +59,73 @@ std::vector<bpf_insn> prologue() {
     };
 }
 
-// One rule block; the jump offsets are patched once the block's length is known.
-void append_block(std::vector<bpf_insn>& out, const DeviceRule& rule, bool allow) {
-    const std::size_t start = out.size();
-    if (rule.type != DeviceType::All)
+// Rules sharing verdict, type, access and major; `minors` empty means any minor.
+struct RuleGroup {
+    bool allow;
+    DeviceType type;
+    unsigned access;
+    std::optional<unsigned> major;
+    bool any_minor = false;
+    std::set<unsigned> minors;
+};
+
+std::vector<RuleGroup> group_rules(const std::vector<DeviceRule>& rules, bool allow) {
+    using Key = std::tuple<char, unsigned, bool, unsigned>;
+    std::map<Key, RuleGroup> groups;
+    for (const auto& r : rules) {
+        const Key key{static_cast<char>(r.type), r.access, r.major.has_value(), r.major.value_or(0)};
+        auto [it, fresh] = groups.emplace(key, RuleGroup{allow, r.type, r.access, r.major, false, {}});
+        (void)fresh;
+        if (r.minor) it->second.minors.insert(*r.minor);
+        else it->second.any_minor = true;
+    }
+    std::vector<RuleGroup> out;
+    for (auto& [k, g] : groups) {
+        if (g.any_minor) g.minors.clear();  // the wildcard covers every exact minor
+        out.push_back(std::move(g));
+    }
+    return out;
+}
+
+void append_group(std::vector<bpf_insn>& out, const RuleGroup& g) {
+    std::vector<std::size_t> to_next, to_verdict;
+    if (g.type != DeviceType::All) {
+        to_next.push_back(out.size());
         out.push_back(jmp32_imm(BPF_JNE, kType,
-                                rule.type == DeviceType::Char ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK));
-    const __s32 access = to_devcg_access(rule.access);
-    if (allow && access != kAllDevcgAccess) {
+                                g.type == DeviceType::Char ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK));
+    }
+    const __s32 access = to_devcg_access(g.access);
+    if (g.allow && access != kAllDevcgAccess) {
         // Allowed only if no requested bit lies outside the rule's bits.
         out.push_back(mov_reg(kScratch, kAccess));
         out.push_back(and_imm(kScratch, ~access & kAllDevcgAccess));
+        to_next.push_back(out.size());
         out.push_back(jmp32_imm(BPF_JNE, kScratch, 0));
-    } else if (!allow) {
+    } else if (!g.allow) {
         // Denied if any requested bit is one of the rule's.
         out.push_back(mov_reg(kScratch, kAccess));
         out.push_back(and_imm(kScratch, access));
+        to_next.push_back(out.size());
         out.push_back(jmp32_imm(BPF_JEQ, kScratch, 0));
     }
-    if (rule.major) out.push_back(jmp32_imm(BPF_JNE, kMajor, static_cast<__s32>(*rule.major)));
-    if (rule.minor) out.push_back(jmp32_imm(BPF_JNE, kMinor, static_cast<__s32>(*rule.minor)));
-    out.push_back(mov_imm(0, allow ? 1 : 0));
+    if (g.major) {
+        to_next.push_back(out.size());
+        out.push_back(jmp32_imm(BPF_JNE, kMajor, static_cast<__s32>(*g.major)));
+    }
+    if (!g.any_minor) {
+        for (unsigned minor : g.minors) {
+            to_verdict.push_back(out.size());
+            out.push_back(jmp32_imm(BPF_JEQ, kMinor, static_cast<__s32>(minor)));
+        }
+        to_next.push_back(out.size());
+        out.push_back(jump_always());
+    }
+    const std::size_t verdict = out.size();
+    out.push_back(mov_imm(0, g.allow ? 1 : 0));
     out.push_back(exit_insn());
     const std::size_t next = out.size();
-    for (std::size_t i = start; i < next; ++i)
-        if (BPF_CLASS(out[i].code) == BPF_JMP32)
-            out[i].off = static_cast<__s16>(next - i - 1);
+    for (std::size_t i : to_next) out[i].off = static_cast<__s16>(next - i - 1);
+    for (std::size_t i : to_verdict) out[i].off = static_cast<__s16>(verdict - i - 1);
 }
 
 bool is(const bpf_insn& a, const bpf_insn& b) {
@@ -91,9 +137,9 @@ bool is(const bpf_insn& a, const bpf_insn& b) {
 
 std::vector<bpf_insn> generate_device_filter(const DeviceRuleSet& set) {
     std::vector<bpf_insn> out = prologue();
-    for (const auto& r : set.allow) append_block(out, r, true);
+    for (const auto& g : group_rules(set.allow, true)) append_group(out, g);
     if (set.policy == DevicePolicy::DenyManaged)
-        for (const auto& r : set.managed) append_block(out, r, false);
+        for (const auto& g : group_rules(set.managed, false)) append_group(out, g);
     out.push_back(mov_imm(0, set.policy == DevicePolicy::DenyManaged ? 1 : 0));
     out.push_back(exit_insn());
     return out;
@@ -108,6 +154,11 @@ Result<DeviceRuleSet> decode_device_filter(const std::vector<bpf_insn>& insns) {
     if (insns.size() < pro.size() + 2) return fail(insns.size(), "program too short");
     for (std::size_t i = 0; i < pro.size(); ++i)
         if (!is(insns[i], pro[i])) return fail(i, "unexpected prologue");
+    const auto jne = BPF_JMP32 | BPF_JNE | BPF_K;
+    const auto jeq = BPF_JMP32 | BPF_JEQ | BPF_K;
+    auto target = [&](std::size_t at) -> std::size_t {
+        return insns[at].off < 0 ? 0 : at + 1 + static_cast<std::size_t>(insns[at].off);
+    };
     DeviceRuleSet set;
     bool in_deny = false;
     std::size_t i = kPrologueLength;
@@ -115,71 +166,74 @@ Result<DeviceRuleSet> decode_device_filter(const std::vector<bpf_insn>& insns) {
         const std::size_t start = i;
         DeviceRule rule{DeviceType::All, std::nullopt, std::nullopt, kAccessAll};
         int mode = 0;  // 0: no access test, 1: subset test (allow), 2: overlap test (deny)
-        std::size_t next = 0;
-        auto jump_target = [&](std::size_t at) { return at + 1 + static_cast<std::size_t>(insns[at].off); };
-        auto check_target = [&](std::size_t at) {
-            if (insns[at].off < 0) return false;
-            if (next == 0) next = jump_target(at);
-            return jump_target(at) == next;
-        };
-        const auto jne = BPF_JMP32 | BPF_JNE | BPF_K;
+        std::vector<std::size_t> to_next;
         if (insns[i].code == jne && insns[i].dst_reg == kType) {
-            if (!check_target(i)) return fail(i, "inconsistent jump");
             if (insns[i].imm == BPF_DEVCG_DEV_CHAR) rule.type = DeviceType::Char;
             else if (insns[i].imm == BPF_DEVCG_DEV_BLOCK) rule.type = DeviceType::Block;
             else return fail(i, "unknown device type");
-            ++i;
+            to_next.push_back(i++);
         }
         if (i + 2 < insns.size() && is(insns[i], mov_reg(kScratch, kAccess)) &&
             insns[i + 1].code == (BPF_ALU64 | BPF_AND | BPF_K) && insns[i + 1].dst_reg == kScratch &&
-            BPF_CLASS(insns[i + 2].code) == BPF_JMP32 && insns[i + 2].dst_reg == kScratch &&
-            insns[i + 2].imm == 0) {
-            if (!check_target(i + 2)) return fail(i + 2, "inconsistent jump");
+            insns[i + 2].dst_reg == kScratch && insns[i + 2].imm == 0) {
             const __s32 bits = insns[i + 1].imm;
             if (insns[i + 2].code == jne) {
                 mode = 1;
                 rule.access = from_devcg_access(~bits & kAllDevcgAccess);
-            } else if (insns[i + 2].code == (BPF_JMP32 | BPF_JEQ | BPF_K)) {
+            } else if (insns[i + 2].code == jeq) {
                 mode = 2;
                 rule.access = from_devcg_access(bits);
             } else {
                 return fail(i + 2, "unexpected access test");
             }
+            to_next.push_back(i + 2);
             i += 3;
         }
         if (i < insns.size() && insns[i].code == jne && insns[i].dst_reg == kMajor) {
-            if (!check_target(i)) return fail(i, "inconsistent jump");
             rule.major = static_cast<unsigned>(insns[i].imm);
+            to_next.push_back(i++);
+        }
+        std::vector<unsigned> minors;
+        std::size_t verdict_at = 0;
+        while (i < insns.size() && insns[i].code == jeq && insns[i].dst_reg == kMinor) {
+            if (verdict_at == 0) verdict_at = target(i);
+            if (target(i) != verdict_at) return fail(i, "minor tests jump to different verdicts");
+            minors.push_back(static_cast<unsigned>(insns[i].imm));
             ++i;
         }
-        if (i < insns.size() && insns[i].code == jne && insns[i].dst_reg == kMinor) {
-            if (!check_target(i)) return fail(i, "inconsistent jump");
-            rule.minor = static_cast<unsigned>(insns[i].imm);
-            ++i;
+        if (!minors.empty()) {
+            if (i >= insns.size() || !is(insns[i], jump_always(insns[i].off))) return fail(i, "expected 'goto next'");
+            to_next.push_back(i++);
+            if (verdict_at != i) return fail(i, "minor tests do not reach the verdict");
         }
         if (i + 1 >= insns.size() || insns[i].code != (BPF_ALU64 | BPF_MOV | BPF_K) ||
             insns[i].dst_reg != 0 || !is(insns[i + 1], exit_insn()))
             return fail(i, "expected 'r0 = verdict; exit'");
         const __s32 verdict = insns[i].imm;
         i += 2;
-        if (next != 0 && next != i) return fail(start, "jump does not reach the next rule");
+        for (std::size_t j : to_next)
+            if (target(j) != i) return fail(j, "jump does not reach the next rule group");
         if (i == insns.size()) {  // the default verdict ends the program
-            // After deny blocks only the DenyManaged default (1) fits the layout.
+            // After deny groups only the DenyManaged default (1) fits the layout.
             if (start == i - 2 && (verdict == 1 || (verdict == 0 && !in_deny))) {
                 set.policy = verdict == 1 ? DevicePolicy::DenyManaged : DevicePolicy::DenyAll;
                 return set;
             }
             return fail(start, "missing default verdict");
         }
-        if (rule.type != DeviceType::Char && rule.type != DeviceType::Block && (rule.major || rule.minor))
-            return fail(start, "rule of type 'a' with a major or minor");
+        std::vector<DeviceRule>* into = nullptr;
         if (verdict == 1 && !in_deny && mode != 2) {
-            set.allow.push_back(rule);
+            into = &set.allow;
         } else if (verdict == 0 && mode == 2) {
             in_deny = true;
-            set.managed.push_back(rule);
+            into = &set.managed;
         } else {
-            return fail(start, "rule block out of order");
+            return fail(start, "rule group out of order");
+        }
+        if (minors.empty()) into->push_back(rule);
+        for (unsigned m : minors) {
+            rule.minor = m;
+            into->push_back(rule);
         }
     }
     return fail(i, "missing default verdict");

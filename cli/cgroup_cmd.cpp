@@ -168,7 +168,7 @@ int run_show(const CgroupOptions& o) {
     if (!rules->has_value())
         std::cout << "no xpart device rules (every device allowed by this cgroup)\n";
     else
-        std::cout << cgroup::format_rule_set(**rules);
+        std::cout << cgroup::format_rule_set((*rules)->normalized());
     return 0;
 }
 

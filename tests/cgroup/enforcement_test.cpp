@@ -142,6 +142,11 @@ TEST_P(PartitionEnforcement, SelectedPartitionsOpenOthersAreDenied) {
     }
     EXPECT_EQ(child.open_errno("/dev/null", O_RDWR), 0);  // baseline, with a driver: opens
     EXPECT_TRUE(Denied(child, nodes.node('c', kNoDriverMajor, 200), O_RDWR));  // not in the set: deny-all
+    // What `show` reports (v2: decoded from the kernel's copy of the program) is the set.
+    auto shown = cg->current_rules();
+    ASSERT_TRUE(shown.ok()) << shown.error().message;
+    ASSERT_TRUE(shown->has_value());
+    EXPECT_EQ(format_rule_set((*shown)->normalized()), format_rule_set(set.normalized()));
 }
 
 INSTANTIATE_TEST_SUITE_P(
