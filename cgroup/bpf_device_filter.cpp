@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <utility>
 
 namespace xpart::cgroup {
 
@@ -32,19 +33,19 @@ bpf_insn jmp32_imm(__u8 op, __u8 dst, __s32 imm) { return insn(BPF_JMP32 | op | 
 bpf_insn jump_always(__s16 off = 0) { return insn(BPF_JMP | BPF_JA, 0, 0, off, 0); }
 bpf_insn exit_insn() { return insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0); }
 
-// Rule access bits (r=1, w=2, m=4) as the kernel's BPF_DEVCG_ACC_* bits, and back.
+// Rule access bits (r=1, w=2, m=4) and the kernel's BPF_DEVCG_ACC_* bits.
+constexpr std::pair<unsigned, __s32> kAccessBits[] = {
+    {kAccessRead, BPF_DEVCG_ACC_READ}, {kAccessWrite, BPF_DEVCG_ACC_WRITE}, {kAccessMknod, BPF_DEVCG_ACC_MKNOD}};
 __s32 to_devcg_access(unsigned access) {
     __s32 a = 0;
-    if (access & kAccessRead) a |= BPF_DEVCG_ACC_READ;
-    if (access & kAccessWrite) a |= BPF_DEVCG_ACC_WRITE;
-    if (access & kAccessMknod) a |= BPF_DEVCG_ACC_MKNOD;
+    for (const auto& [ours, kernel] : kAccessBits)
+        if (access & ours) a |= kernel;
     return a;
 }
 unsigned from_devcg_access(__s32 a) {
     unsigned access = 0;
-    if (a & BPF_DEVCG_ACC_READ) access |= kAccessRead;
-    if (a & BPF_DEVCG_ACC_WRITE) access |= kAccessWrite;
-    if (a & BPF_DEVCG_ACC_MKNOD) access |= kAccessMknod;
+    for (const auto& [ours, kernel] : kAccessBits)
+        if (a & kernel) access |= ours;
     return access;
 }
 constexpr __s32 kAllDevcgAccess = BPF_DEVCG_ACC_READ | BPF_DEVCG_ACC_WRITE | BPF_DEVCG_ACC_MKNOD;

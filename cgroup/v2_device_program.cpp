@@ -68,6 +68,10 @@ Result<std::vector<bpf_insn>> xlated_insns(int prog_fd, const std::string& dir) 
 
 Result<V2DeviceProgram> V2DeviceProgram::load(const DeviceRuleSet& set) {
     const std::vector<bpf_insn> insns = generate_device_filter(set);
+    // Jump offsets are 16-bit: past this size the generated jumps would wrap.
+    if (insns.size() > kMaxInstructions)
+        return Error{"rule set too large for one device program (" + std::to_string(insns.size()) +
+                     " instructions, at most " + std::to_string(kMaxInstructions) + ")"};
     std::vector<char> log(64 * 1024);
     LIBBPF_OPTS(bpf_prog_load_opts, opts, .log_size = static_cast<__u32>(log.size()),
                 .log_buf = log.data());

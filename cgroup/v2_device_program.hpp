@@ -2,6 +2,7 @@
 // (kProgramName); programs others attached are never replaced or detached.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -14,6 +15,7 @@ namespace xpart::cgroup {
 class V2DeviceProgram {
 public:
     static constexpr const char* kProgramName = "xpart_dev";
+    static constexpr std::size_t kMaxInstructions = 32767;
 
     // Generates and loads (verifies) the program; nothing is attached yet. Error carries the
     // first verifier line.

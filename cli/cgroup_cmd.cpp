@@ -157,10 +157,14 @@ int run_apply(const CgroupOptions& o, const GlobalOptions& global) {
     return 0;
 }
 
-int run_show(const CgroupOptions& o) {
+Result<DeviceCgroup> open_existing(const CgroupOptions& o) {
     auto where = resolve(o);
-    if (!where) return fail(where.error().message);
-    auto cg = DeviceCgroup::open(where->first, where->second);
+    if (!where) return where.error();
+    return DeviceCgroup::open(where->first, where->second);
+}
+
+int run_show(const CgroupOptions& o) {
+    auto cg = open_existing(o);
     if (!cg) return fail(cg.error().message);
     auto rules = cg->current_rules();
     if (!rules) return fail(rules.error().message);
@@ -173,9 +177,7 @@ int run_show(const CgroupOptions& o) {
 }
 
 int run_clear(const CgroupOptions& o) {
-    auto where = resolve(o);
-    if (!where) return fail(where.error().message);
-    auto cg = DeviceCgroup::open(where->first, where->second);
+    auto cg = open_existing(o);
     if (!cg) return fail(cg.error().message);
     if (o.remove) {
         if (auto st = cg->remove(); !st) return fail(st.error().message);

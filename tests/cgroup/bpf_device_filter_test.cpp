@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/cgroup/rule_builders.hpp"
 #include "cgroup/bpf_device_filter.hpp"
 
 namespace xpart::cgroup {
@@ -56,13 +57,6 @@ int run(const std::vector<bpf_insn>& prog, const Access& a) {
     return -1;
 }
 
-DeviceRuleSet rules(DevicePolicy policy, std::vector<const char*> allow, std::vector<const char*> managed = {}) {
-    DeviceRuleSet set;
-    set.policy = policy;
-    for (auto* a : allow) set.allow.push_back(*parse_device_rule(a));
-    for (auto* m : managed) set.managed.push_back(*parse_device_rule(m));
-    return set;
-}
 
 struct FilterCase {
     const char* name;
@@ -89,20 +83,20 @@ TEST_P(DeviceFilter, DecodesBackToTheRuleSet) {
 }
 
 const FilterCase kCases[] = {
-    {"empty_deny_all", rules(DevicePolicy::DenyAll, {}),
+    {"empty_deny_all", test::rule_set(DevicePolicy::DenyAll, {}),
      {{{'c', 1, 3, "r"}, 0}, {{'b', 8, 0, "rw"}, 0}}},
-    {"exact", rules(DevicePolicy::DenyAll, {"c 195:0 rw", "c 508:21 rw"}),
+    {"exact", test::rule_set(DevicePolicy::DenyAll, {"c 195:0 rw", "c 508:21 rw"}),
      {{{'c', 195, 0, "rw"}, 1}, {{'c', 195, 0, "r"}, 1}, {{'c', 195, 0, "m"}, 0}, {{'c', 195, 1, "r"}, 0},
       {{'b', 195, 0, "r"}, 0}, {{'c', 508, 21, "w"}, 1}, {{'c', 508, 22, "w"}, 0}, {{'c', 21, 508, "r"}, 0}}},
-    {"wildcards", rules(DevicePolicy::DenyAll, {"c 195:* rw", "b *:* r", "c *:7 m"}),
+    {"wildcards", test::rule_set(DevicePolicy::DenyAll, {"c 195:* rw", "b *:* r", "c *:7 m"}),
      {{{'c', 195, 9, "rw"}, 1}, {{'c', 196, 9, "r"}, 0}, {{'b', 8, 1, "r"}, 1}, {{'b', 8, 1, "w"}, 0},
       {{'c', 3, 7, "m"}, 1}, {{'c', 3, 7, "r"}, 0}}},
-    {"read_only", rules(DevicePolicy::DenyAll, {"c 226:128 r"}),
+    {"read_only", test::rule_set(DevicePolicy::DenyAll, {"c 226:128 r"}),
      {{{'c', 226, 128, "r"}, 1}, {{'c', 226, 128, "w"}, 0}, {{'c', 226, 128, "rw"}, 0}}},
-    {"all", rules(DevicePolicy::DenyAll, {"a"}), {{{'c', 1, 1, "rwm"}, 1}, {{'b', 7, 7, "m"}, 1}}},
-    {"large_numbers", rules(DevicePolicy::DenyAll, {"c 4294967295:2147483648 r"}),
+    {"all", test::rule_set(DevicePolicy::DenyAll, {"a"}), {{{'c', 1, 1, "rwm"}, 1}, {{'b', 7, 7, "m"}, 1}}},
+    {"large_numbers", test::rule_set(DevicePolicy::DenyAll, {"c 4294967295:2147483648 r"}),
      {{{'c', 4294967295u, 2147483648u, "r"}, 1}, {{'c', 4294967295u, 0, "r"}, 0}}},
-    {"deny_managed", rules(DevicePolicy::DenyManaged, {"c 195:0 rw"}, {"c 195:0 rwm", "c 195:1 rwm", "c 508:* rw"}),
+    {"deny_managed", test::rule_set(DevicePolicy::DenyManaged, {"c 195:0 rw"}, {"c 195:0 rwm", "c 195:1 rwm", "c 508:* rw"}),
      {{{'c', 195, 0, "rw"}, 1}, {{'c', 195, 0, "m"}, 0}, {{'c', 195, 1, "r"}, 0}, {{'c', 508, 3, "w"}, 0},
       {{'c', 508, 3, "m"}, 1}, {{'c', 1, 3, "rw"}, 1}, {{'b', 195, 1, "r"}, 1}}},
 };
@@ -128,7 +122,7 @@ TEST(DeviceFilter, SixtyFourPartitionsStayExact) {
 }
 
 TEST(DecodeDeviceFilter, RejectsForeignOrDamagedPrograms) {
-    auto prog = generate_device_filter(rules(DevicePolicy::DenyAll, {"c 195:0 rw"}));
+    auto prog = generate_device_filter(test::rule_set(DevicePolicy::DenyAll, {"c 195:0 rw"}));
     auto damaged = prog;
     damaged[0].off = 4;  // reads the major where the access type belongs
     EXPECT_FALSE(decode_device_filter(damaged).ok());
@@ -141,7 +135,7 @@ TEST(DecodeDeviceFilter, RejectsForeignOrDamagedPrograms) {
     truncated.pop_back();
     EXPECT_FALSE(decode_device_filter(truncated).ok());
     // A deny block followed by a default deny is not a layout the generator emits.
-    auto managed = generate_device_filter(rules(DevicePolicy::DenyManaged, {}, {"c 1:1 r"}));
+    auto managed = generate_device_filter(test::rule_set(DevicePolicy::DenyManaged, {}, {"c 1:1 r"}));
     managed[managed.size() - 2].imm = 0;
     EXPECT_FALSE(decode_device_filter(managed).ok());
 }

@@ -15,6 +15,7 @@
 #include "cgroup/bpf_device_filter.hpp"
 #include "cgroup/v2_device_program.hpp"
 #include "tests/cgroup/cgroup_fixture.hpp"
+#include "tests/cgroup/rule_builders.hpp"
 
 namespace xpart::cgroup::test {
 namespace {
@@ -38,11 +39,8 @@ public:
 };
 const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new CleanupEnvironment);
 
-DeviceRuleSet allow(std::vector<std::string> rules, DevicePolicy policy = DevicePolicy::DenyAll) {
-    DeviceRuleSet set;
-    set.policy = policy;
-    for (const auto& r : rules) set.add_allow(*parse_device_rule(r));
-    return set;
+DeviceRuleSet allow(const std::vector<std::string>& rules, DevicePolicy policy = DevicePolicy::DenyAll) {
+    return rule_set(policy, rules);
 }
 
 // A node shaped like the real ones: MIG devices (nvidiaN + GI/CI caps on the nvidia-caps
@@ -418,6 +416,22 @@ TEST(EnforcementV2, ProgramsOfOthersStayAttachedAndEnforced) {
     ASSERT_EQ(ids.size(), 1u);
     EXPECT_EQ(ids[0], foreign_id);
     EXPECT_TRUE(Allowed(child, nodes.node('c', 508, 6), O_RDWR));
+}
+
+TEST(EnforcementV2, OversizedSetIsRefusedAndThePreviousStays) {
+    DeviceNodes nodes;
+    ScopedCgroup cg(Hierarchy::V2);
+    ProbeChild child;
+    ASSERT_TRUE(cg->move(child.pid()).ok());
+    ASSERT_TRUE(cg->apply(allow({"c 508:3 rw"})).ok());
+    DeviceRuleSet huge;
+    for (unsigned m = 0; m < 40000; ++m) huge.allow.push_back({DeviceType::Char, 508u, m, kAccessRead});
+    auto st = cg->apply(huge);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.error().message.find("rule set too large for one device program"), std::string::npos)
+        << st.error().message;
+    EXPECT_TRUE(Allowed(child, nodes.node('c', 508, 3), O_RDWR));
+    EXPECT_TRUE(Denied(child, nodes.node('c', 508, 4), O_RDONLY));
 }
 
 TEST(EnforcementV2, ExclusiveForeignProgramMakesApplyFailCleanly) {

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "tests/cgroup/rule_builders.hpp"
 #include "cgroup/v1_device_controller.hpp"
 
 namespace xpart::cgroup {
@@ -11,19 +12,12 @@ std::string text(const V1DeviceState& s) {
     return out;
 }
 
-DeviceRuleSet rules(DevicePolicy policy, std::vector<const char*> allow, std::vector<const char*> managed = {}) {
-    DeviceRuleSet set;
-    set.policy = policy;
-    for (auto* a : allow) set.allow.push_back(*parse_device_rule(a));
-    for (auto* m : managed) set.managed.push_back(*parse_device_rule(m));
-    return set;
-}
 
 TEST(V1StateFor, MapsPoliciesToKernelDefaultsAndExceptions) {
-    EXPECT_EQ(text(v1_state_for(rules(DevicePolicy::DenyAll, {"c 195:0 r", "c 1:3 rwm", "c 195:0 w"}))),
+    EXPECT_EQ(text(v1_state_for(test::rule_set(DevicePolicy::DenyAll, {"c 195:0 r", "c 1:3 rwm", "c 195:0 w"}))),
               "deny-default; c 1:3 rwm; c 195:0 rw");
-    EXPECT_EQ(text(v1_state_for(rules(DevicePolicy::DenyAll, {"c 1:3 r", "a"}))), "allow-default");
-    EXPECT_EQ(text(v1_state_for(rules(DevicePolicy::DenyManaged, {"c 195:0 rw", "c 508:* r"},
+    EXPECT_EQ(text(v1_state_for(test::rule_set(DevicePolicy::DenyAll, {"c 1:3 r", "a"}))), "allow-default");
+    EXPECT_EQ(text(v1_state_for(test::rule_set(DevicePolicy::DenyManaged, {"c 195:0 rw", "c 508:* r"},
                                       {"c 195:0 rwm", "c 195:1 rwm", "c 508:21 rw"}))),
               "allow-default; c 195:0 m; c 195:1 rwm; c 508:21 w");
 }
