@@ -157,6 +157,11 @@ ProbeChild::ProbeChild() {
     from_child_ = up[0];
 }
 
+ProbeChild::ProbeChild(const DeviceCgroup& cgroup) : ProbeChild() {
+    auto st = cgroup.move(pid_);
+    if (!st) throw std::runtime_error(st.error().message);
+}
+
 ProbeChild::~ProbeChild() {
     ::close(to_child_);
     ::close(from_child_);

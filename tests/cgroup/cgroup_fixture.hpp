@@ -53,6 +53,8 @@ private:
 class ProbeChild {
 public:
     ProbeChild();
+    // Moved into `cgroup` before its first probe (throws when the move fails).
+    explicit ProbeChild(const DeviceCgroup& cgroup);
     ~ProbeChild();
     ProbeChild(const ProbeChild&) = delete;
     ProbeChild& operator=(const ProbeChild&) = delete;

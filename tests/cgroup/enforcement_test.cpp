@@ -126,8 +126,7 @@ TEST_P(PartitionEnforcement, SelectedPartitionsOpenOthersAreDenied) {
     for (const auto& r : partition_rules(chosen)) set.add_allow(r);
 
     ScopedCgroup cg(h);
-    ProbeChild child;
-    ASSERT_TRUE(cg->move(child.pid()).ok());
+    ProbeChild child(*cg);
     auto st = cg->apply(set);
     ASSERT_TRUE(st.ok()) << st.error().message;
     for (const Partition* p : chosen)
@@ -159,8 +158,7 @@ INSTANTIATE_TEST_SUITE_P(
 // --- rule forms ----------------------------------------------------------------------------
 TEST_P(Enforcement, WildcardMinorAllowsTheWholeMajor) {
     ScopedCgroup cg(GetParam());
-    ProbeChild child;
-    ASSERT_TRUE(cg->move(child.pid()).ok());
+    ProbeChild child(*cg);
     ASSERT_TRUE(cg->apply(allow({"c 195:* rw"})).ok());
     EXPECT_TRUE(Allowed(child, c(195, 0), O_RDWR));
     EXPECT_TRUE(Allowed(child, c(195, 77), O_RDWR));
@@ -170,8 +168,7 @@ TEST_P(Enforcement, WildcardMinorAllowsTheWholeMajor) {
 
 TEST_P(Enforcement, ReadOnlyRuleDeniesWriting) {
     ScopedCgroup cg(GetParam());
-    ProbeChild child;
-    ASSERT_TRUE(cg->move(child.pid()).ok());
+    ProbeChild child(*cg);
     ASSERT_TRUE(cg->apply(allow({"c 226:128 r"})).ok());
     EXPECT_TRUE(Allowed(child, c(226, 128), O_RDONLY));
     EXPECT_TRUE(Denied(child, c(226, 128), O_WRONLY));
@@ -180,8 +177,7 @@ TEST_P(Enforcement, ReadOnlyRuleDeniesWriting) {
 
 TEST_P(Enforcement, ReplacingTheSetWhileTheChildRuns) {
     ScopedCgroup cg(GetParam());
-    ProbeChild child;
-    ASSERT_TRUE(cg->move(child.pid()).ok());
+    ProbeChild child(*cg);
     const auto a = allow({"c 508:3 rw", "c 508:4 rw", "c 226:128 r"});
     const auto b = allow({"c 508:4 rw", "c 508:5 rw", "c 226:128 rw"});
     for (int round = 0; round < 3; ++round) {
@@ -222,8 +218,7 @@ TEST_P(Enforcement, DenyManagedDeniesOnlyTheManagedSet) {
     for (const auto& r : partition_rules(first_partitions(node, 1))) set.add_allow(r);
     set.managed = node_managed_rules(node);
     ScopedCgroup cg(GetParam());
-    ProbeChild child;
-    ASSERT_TRUE(cg->move(child.pid()).ok());
+    ProbeChild child(*cg);
     auto st = cg->apply(set);
     ASSERT_TRUE(st.ok()) << st.error().message;
     EXPECT_TRUE(Allowed(child, c(508, 3), O_RDWR));   // partition 0
@@ -247,8 +242,7 @@ TEST_P(Enforcement, DenyManagedDeniesOnlyTheManagedSet) {
 
 TEST_P(Enforcement, ClearLiftsOurRules) {
     ScopedCgroup cg(GetParam());
-    ProbeChild child;
-    ASSERT_TRUE(cg->move(child.pid()).ok());
+    ProbeChild child(*cg);
     ASSERT_TRUE(cg->apply(allow({"c 508:3 rw"})).ok());
     EXPECT_TRUE(Denied(child, c(508, 4), O_RDWR));
     auto st = cg->clear();
@@ -292,8 +286,7 @@ TEST(EnforcementV1, FailedWriteMidwayRestoresThePreviousSet) {
     ScopedCgroup parent(Hierarchy::V1);
     ASSERT_TRUE(parent->apply(allow({"c 508:1 rw", "c 508:2 rw"})).ok());
     ScopedCgroup rank(Hierarchy::V1, parent->path());
-    ProbeChild child;
-    ASSERT_TRUE(rank->move(child.pid()).ok());
+    ProbeChild child(*rank);
     ASSERT_TRUE(rank->apply(allow({"c 508:2 rw"})).ok());
     // 508:1 is granted first, then 508:9 fails (the parent lacks it): 508:1 must be revoked
     // again and 508:2, which the new set drops, must still be allowed.
@@ -334,8 +327,7 @@ TEST_P(Enforcement, CgroupGoneIsOneClearError) {
 
 TEST_P(Enforcement, NotRootFailsAndKeepsTheRules) {
     ScopedCgroup cg(GetParam());
-    ProbeChild child;
-    ASSERT_TRUE(cg->move(child.pid()).ok());
+    ProbeChild child(*cg);
     ASSERT_TRUE(cg->apply(allow({"c 508:3 rw"})).ok());
     int pipefd[2];
     ASSERT_EQ(::pipe(pipefd), 0);
@@ -390,8 +382,7 @@ __u32 prog_id(int prog_fd) {
 TEST(EnforcementV2, ProgramsOfOthersStayAttachedAndEnforced) {
     DeviceNodes nodes;
     ScopedCgroup cg(Hierarchy::V2);
-    ProbeChild child;
-    ASSERT_TRUE(cg->move(child.pid()).ok());
+    ProbeChild child(*cg);
     // Someone else's program: denies 508:4, allows the rest.
     DeviceRuleSet theirs;
     theirs.policy = DevicePolicy::DenyManaged;
@@ -421,8 +412,7 @@ TEST(EnforcementV2, ProgramsOfOthersStayAttachedAndEnforced) {
 TEST(EnforcementV2, OversizedSetIsRefusedAndThePreviousStays) {
     DeviceNodes nodes;
     ScopedCgroup cg(Hierarchy::V2);
-    ProbeChild child;
-    ASSERT_TRUE(cg->move(child.pid()).ok());
+    ProbeChild child(*cg);
     ASSERT_TRUE(cg->apply(allow({"c 508:3 rw"})).ok());
     DeviceRuleSet huge;
     for (unsigned m = 0; m < 40000; ++m) huge.allow.push_back({DeviceType::Char, 508u, m, kAccessRead});
@@ -437,8 +427,7 @@ TEST(EnforcementV2, OversizedSetIsRefusedAndThePreviousStays) {
 TEST(EnforcementV2, ExclusiveForeignProgramMakesApplyFailCleanly) {
     DeviceNodes nodes;
     ScopedCgroup cg(Hierarchy::V2);
-    ProbeChild child;
-    ASSERT_TRUE(cg->move(child.pid()).ok());
+    ProbeChild child(*cg);
     DeviceRuleSet theirs = allow({"c 508:3 rw"});
     UniqueFd foreign(load_foreign(theirs, "exclusive"));
     ASSERT_TRUE(foreign.valid());
