@@ -57,6 +57,8 @@ outside cgroupfs|show --cgroup /tmp|xpart cgroup: --cgroup '/tmp': not below /sy
 wrong hierarchy|show --cgroup /sys/fs/cgroup/unified/${PREFIX}_x --hierarchy v1|xpart cgroup: --cgroup '/sys/fs/cgroup/unified/${PREFIX}_x' is in the v2 hierarchy, not --hierarchy v1
 empty set|apply --cgroup ${PREFIX}_x|xpart cgroup: apply: give --allow, --partitions or --baseline (an empty set would deny every device)
 missing cgroup|apply --cgroup ${PREFIX}_gone --hierarchy v2 --allow 'c 1:3 rw'|xpart cgroup: cgroup /sys/fs/cgroup/unified/${PREFIX}_gone is not a v2 cgroup (/sys/fs/cgroup/unified/${PREFIX}_gone/cgroup.controllers: No such file or directory)
+unknown partition|apply --cgroup ${PREFIX}_x --partitions MIG-zz|xpart cgroup: --partitions: partition 'MIG-zz': no such partition on this node
+deny under deny-all|apply --cgroup ${PREFIX}_x --policy deny-all --deny 'c 1:3 r' --allow 'c 1:5 r'|xpart cgroup: --deny needs --policy deny-managed (deny-all denies everything not allowed)
 EOT
 
 left=$(ls -d /sys/fs/cgroup/devices/${PREFIX}* /sys/fs/cgroup/unified/${PREFIX}* 2>/dev/null)
