@@ -1,9 +1,226 @@
-// PLACEHOLDER: `xpart cgroup` is not implemented yet.
+// `xpart cgroup apply|show|clear`: device rules on one cgroup, for admins and tests.
+// Cgroups are the live system's; --root only changes where discovery reads the node from.
+#include <sys/stat.h>
+
 #include <iostream>
+#include <memory>
+#include <optional>
+
+#include "cgroup/device_cgroup.hpp"
+#include "cgroup/device_rule.hpp"
+#include "cgroup/layout.hpp"
 #include "cli/command.hpp"
+#include "libxpart/discovery.hpp"
+#include "libxpart/text.hpp"
+
 namespace xpart::cli {
-void add_cgroup_command(CLI::App& app, const GlobalOptions&, Runner& run) {
-    auto* cmd = app.add_subcommand("cgroup", "(not implemented yet)");
-    cmd->callback([&run] { run = [] { std::cerr << "xpart cgroup: not implemented\n"; return 2; }; });
+
+namespace {
+
+using cgroup::DeviceCgroup;
+using cgroup::Hierarchy;
+
+struct CgroupOptions {
+    std::string path;
+    std::string hierarchy = "auto";
+    bool create = false;
+    std::vector<std::string> allow;
+    std::vector<std::string> deny;
+    std::vector<std::string> partitions;
+    bool baseline = false;
+    std::string policy;
+    std::string pid;
+    bool remove = false;
+};
+
+int fail(const std::string& what) {
+    std::cerr << "xpart cgroup: " << what << "\n";
+    return 1;
 }
+
+bool under(const std::string& path, const std::string& mount) {
+    return !mount.empty() && path.compare(0, mount.size(), mount) == 0 &&
+           (path.size() == mount.size() || path[mount.size()] == '/');
+}
+
+// The hierarchy and absolute directory --cgroup names: an absolute path below a mount picks
+// its hierarchy; a relative one is taken below the chosen (or preferred) hierarchy's mount.
+Result<std::pair<Hierarchy, std::string>> resolve(const CgroupOptions& o) {
+    if (o.hierarchy != "auto" && o.hierarchy != "v1" && o.hierarchy != "v2")
+        return Error{"--hierarchy '" + o.hierarchy + "': expected v1, v2 or auto"};
+    if (o.path.empty() || o.path.find("/../") != std::string::npos || o.path == ".." ||
+        o.path.rfind("../", 0) == 0)
+        return Error{"--cgroup '" + o.path + "': expected a cgroup directory"};
+    auto layout = cgroup::detect_cgroup_layout(RootFs("/"));
+    if (!layout) return layout.error();
+    std::optional<Hierarchy> wanted;
+    if (o.hierarchy == "v1") wanted = Hierarchy::V1;
+    if (o.hierarchy == "v2") wanted = Hierarchy::V2;
+    if (wanted && !layout->has(*wanted))
+        return Error{"--hierarchy '" + o.hierarchy + "': this node mounts no " +
+                     (*wanted == Hierarchy::V1 ? "cgroup v1 devices controller" : "cgroup2 tree")};
+    std::string dir = o.path;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    if (dir.front() == '/') {
+        for (Hierarchy h : {Hierarchy::V1, Hierarchy::V2})
+            if (under(dir, layout->mount(h))) {
+                if (wanted && *wanted != h)
+                    return Error{"--cgroup '" + o.path + "' is in the " + to_string(h) +
+                                 " hierarchy, not --hierarchy " + o.hierarchy};
+                return std::make_pair(h, dir);
+            }
+        return Error{"--cgroup '" + o.path + "': not below " +
+                     (layout->has(Hierarchy::V1) ? layout->v1_devices_mount + " or " : std::string()) +
+                     (layout->has(Hierarchy::V2) ? layout->v2_mount : std::string("a cgroup mount"))};
+    }
+    const Hierarchy h = wanted ? *wanted : layout->preferred();
+    return std::make_pair(h, layout->mount(h) + "/" + dir);
+}
+
+Result<DeviceCgroup> open_or_create(const CgroupOptions& o) {
+    auto where = resolve(o);
+    if (!where) return where.error();
+    const auto& [h, dir] = *where;
+    struct stat st {};
+    if (o.create && ::stat(dir.c_str(), &st) != 0) {
+        const auto slash = dir.rfind('/');
+        return DeviceCgroup::create(h, dir.substr(0, slash), dir.substr(slash + 1));
+    }
+    return DeviceCgroup::open(h, dir);
+}
+
+Result<cgroup::DeviceRuleSet> build_rules(const CgroupOptions& o, const GlobalOptions& global) {
+    cgroup::DeviceRuleSet set;
+    if (!o.policy.empty() && o.policy != "deny-all" && o.policy != "deny-managed")
+        return Error{"--policy '" + o.policy + "': expected deny-all or deny-managed"};
+    set.policy = o.policy == "deny-managed" || (o.policy.empty() && !o.deny.empty())
+                     ? cgroup::DevicePolicy::DenyManaged
+                     : cgroup::DevicePolicy::DenyAll;
+    if (set.policy == cgroup::DevicePolicy::DenyAll && !o.deny.empty())
+        return Error{"--deny needs --policy deny-managed (deny-all denies everything not allowed)"};
+    const RootFs root = global.root.empty() ? RootFs::from_env() : RootFs(global.root);
+    if (o.baseline) {
+        auto base = cgroup::baseline_rules(root);
+        if (!base) return Error{"--baseline: " + base.error().message};
+        for (const auto& r : *base) set.add_allow(r);
+    }
+    for (const auto& text : o.allow) {
+        auto r = cgroup::parse_device_rule(text);
+        if (!r) return Error{"--allow: " + r.error().message};
+        set.add_allow(*r);
+    }
+    for (const auto& text : o.deny) {
+        auto r = cgroup::parse_device_rule(text);
+        if (!r) return Error{"--deny: " + r.error().message};
+        set.add_managed(*r);
+    }
+    const bool managed_from_node = set.policy == cgroup::DevicePolicy::DenyManaged && o.deny.empty();
+    if (!o.partitions.empty() || managed_from_node) {
+        DiscoveryOptions d;
+        d.root = root;
+        auto node = discover(d);
+        if (!node) return Error{"discovery (--root '" + root.root() + "'): " + node.error().message};
+        std::vector<std::string> selectors;
+        for (const auto& list : o.partitions)
+            for (const auto& s : split(list, ','))
+                if (!trim(s).empty()) selectors.push_back(trim(s));
+        auto chosen = cgroup::select_partitions(*node, selectors);
+        if (!chosen) return Error{"--partitions: " + chosen.error().message};
+        for (const auto& r : cgroup::partition_rules(*chosen)) set.add_allow(r);
+        if (managed_from_node) set.managed = cgroup::node_managed_rules(*node);
+    }
+    return set;
+}
+
+int run_apply(const CgroupOptions& o, const GlobalOptions& global) {
+    if (o.allow.empty() && o.partitions.empty() && !o.baseline)
+        return fail("apply: give --allow, --partitions or --baseline (an empty set would deny every device)");
+    std::optional<pid_t> pid;
+    if (!o.pid.empty()) {
+        auto v = parse_u64(o.pid);
+        if (!v || *v == 0 || *v > 0x3fffffff) return fail("--pid '" + o.pid + "': expected a process id");
+        pid = static_cast<pid_t>(*v);
+    }
+    auto set = build_rules(o, global);
+    if (!set) return fail(set.error().message);
+    auto cg = open_or_create(o);
+    if (!cg) return fail(cg.error().message);
+    // Rules first, then the process: it never runs in the cgroup without them.
+    if (auto st = cg->apply(*set); !st) return fail(st.error().message);
+    if (pid)
+        if (auto st = cg->move(*pid); !st) return fail(st.error().message);
+    std::cout << "applied " << set->allow.size() << " allow rule(s)"
+              << (set->policy == cgroup::DevicePolicy::DenyManaged
+                      ? ", " + std::to_string(set->managed.size()) + " managed"
+                      : std::string())
+              << " to " << cg->path() << " (" << to_string(cg->hierarchy()) << ")\n";
+    return 0;
+}
+
+Result<DeviceCgroup> open_existing(const CgroupOptions& o) {
+    auto where = resolve(o);
+    if (!where) return where.error();
+    return DeviceCgroup::open(where->first, where->second);
+}
+
+int run_show(const CgroupOptions& o) {
+    auto cg = open_existing(o);
+    if (!cg) return fail(cg.error().message);
+    auto rules = cg->current_rules();
+    if (!rules) return fail(rules.error().message);
+    std::cout << "cgroup " << cg->path() << " (" << to_string(cg->hierarchy()) << ")\n";
+    if (!rules->has_value())
+        std::cout << "no xpart device rules (every device allowed by this cgroup)\n";
+    else
+        std::cout << cgroup::format_rule_set((*rules)->normalized());
+    return 0;
+}
+
+int run_clear(const CgroupOptions& o) {
+    auto cg = open_existing(o);
+    if (!cg) return fail(cg.error().message);
+    if (o.remove) {
+        if (auto st = cg->remove(); !st) return fail(st.error().message);
+        std::cout << "removed " << cg->path() << "\n";
+        return 0;
+    }
+    if (auto st = cg->clear(); !st) return fail(st.error().message);
+    std::cout << "cleared " << cg->path() << "\n";
+    return 0;
+}
+
+}  // namespace
+
+void add_cgroup_command(CLI::App& app, const GlobalOptions& global, Runner& run) {
+    auto* cmd = app.add_subcommand("cgroup", "device rules of a cgroup (v1 devices controller or v2 BPF)");
+    cmd->require_subcommand(1);
+    auto opts = std::make_shared<CgroupOptions>();
+    auto common = [&](CLI::App* sub) {
+        sub->add_option("--cgroup", opts->path,
+                        "cgroup directory: absolute, or relative to the hierarchy's mount")
+            ->required();
+        sub->add_option("--hierarchy", opts->hierarchy, "v1, v2 or auto (v1 devices where mounted)");
+    };
+    auto* apply = cmd->add_subcommand("apply", "replace the device rules of a cgroup");
+    common(apply);
+    apply->add_flag("--create", opts->create, "create the cgroup if it does not exist");
+    apply->add_option("--allow", opts->allow, "allowed rule, e.g. 'c 195:* rw' (repeatable)");
+    apply->add_option("--partitions", opts->partitions,
+                      "partitions from discovery: MIG-<uuid>, GPU-<uuid> or GPU-<uuid>:<index>, comma-separated");
+    apply->add_flag("--baseline", opts->baseline, "allow null, zero, full, random, urandom, tty, ptmx, pts, "
+                                                  "nvidiactl and nvidia-uvm");
+    apply->add_option("--policy", opts->policy,
+                      "deny-all (default) or deny-managed (deny only --deny rules, or every partition file)");
+    apply->add_option("--deny", opts->deny, "managed rule to deny unless allowed (deny-managed)");
+    apply->add_option("--pid", opts->pid, "process to move into the cgroup after the rules are in force");
+    apply->callback([&run, &global, opts] { run = [&global, opts] { return run_apply(*opts, global); }; });
+    auto* show = cmd->add_subcommand("show", "print the device rules in force for a cgroup");
+    common(show);
+    show->callback([&run, opts] { run = [opts] { return run_show(*opts); }; });
+    auto* clear = cmd->add_subcommand("clear", "drop our device rules of a cgroup");
+    common(clear);
+    clear->add_flag("--remove", opts->remove, "remove the cgroup itself (it must be empty)");
+    clear->callback([&run, opts] { run = [opts] { return run_clear(*opts); }; });
+}
+
 }  // namespace xpart::cli

@@ -1,0 +1,66 @@
+#!/bin/bash
+# `xpart cgroup` end to end, on both hierarchies: apply (with --create and --pid), probes by
+# open() from the moved process, show, clear, bad options. Needs root.
+set -u
+X="${XPART_BUILDDIR:-$(pwd)}/xpart"
+PREFIX="xpart_test_cli_$$_$RANDOM"
+DEV=$(mktemp -d /tmp/xpart-cli-XXXXXX)
+failures=0
+cleanup() {
+    for h in devices unified; do
+        for d in /sys/fs/cgroup/$h/${PREFIX}_*; do [ -d "$d" ] && rmdir "$d"; done
+    done
+    rm -rf "$DEV"
+}
+trap cleanup EXIT
+check() {  # check NAME EXPECTED ACTUAL
+    if [ "$2" == "$3" ]; then echo "ok - $1"; else echo "FAIL - $1"; echo "  expected: $2"; echo "  actual:   $3"; failures=$((failures + 1)); fi
+}
+[ "$(id -u)" = 0 ] || { echo "FAIL - needs root"; exit 1; }
+mknod "$DEV/nv0" c 195 0 && mknod "$DEV/nv1" c 195 1 && mknod "$DEV/render" c 226 128 || exit 1
+
+# Moves itself in with --pid, then opens each node; prints one word per probe.
+probe_script='
+"$X" cgroup apply --cgroup "$CG" --hierarchy "$H" --allow "c 195:0 rw" --allow "c 226:128 r" --pid $$ >/dev/null || exit 9
+for p in "$DEV/nv0:<>" "$DEV/nv1:<>" "$DEV/render:<" "$DEV/render:>"; do
+  f=${p%:*}; mode=${p##*:}
+  if [ "$mode" = "<" ]; then err=$( (exec 3<"$f") 2>&1 ); else err=$( (exec 3<>"$f") 2>&1 ); fi
+  case "$err" in *"not permitted"*) echo -n "denied ";; *"No such device"*) echo -n "allowed ";; *) echo -n "other($err) ";; esac
+done'
+
+for H in v1 v2; do
+    CG="${PREFIX}_$H"
+    out=$("$X" cgroup apply --cgroup "$CG" --hierarchy "$H" --create --allow 'c 195:0 rw' --allow 'c 226:128 r')
+    check "$H apply --create" "applied 2 allow rule(s) to $( [ $H = v1 ] && echo /sys/fs/cgroup/devices || echo /sys/fs/cgroup/unified)/$CG ($H)" "$out"
+    got=$(X="$X" CG="$CG" H="$H" DEV="$DEV" bash -c "$probe_script")
+    check "$H probes (rw allowed, other minor denied, read-only)" "allowed denied allowed denied " "$got"
+    out=$("$X" cgroup show --cgroup "$CG" --hierarchy "$H" | tail -n +2)
+    check "$H show" "$(printf 'policy deny-all\nallow c 195:0 rw\nallow c 226:128 r')" "$out"
+    "$X" cgroup clear --cgroup "$CG" --hierarchy "$H" >/dev/null
+    out=$("$X" cgroup show --cgroup "$CG" --hierarchy "$H" | tail -n +2)
+    check "$H show after clear" "no xpart device rules (every device allowed by this cgroup)" "$out"
+    out=$("$X" cgroup clear --cgroup "$CG" --hierarchy "$H" --remove)
+    check "$H clear --remove" "removed $( [ $H = v1 ] && echo /sys/fs/cgroup/devices || echo /sys/fs/cgroup/unified)/$CG" "$out"
+done
+
+# Bad values: one line naming the option and the value, exit status 1.
+while IFS='|' read -r name args expected; do
+    out=$(eval "\"$X\" cgroup $args" 2>&1); rc=$?
+    check "$name (exit 1)" 1 "$rc"
+    check "$name (message)" "$expected" "$out"
+done <<EOT
+bad rule|apply --cgroup ${PREFIX}_x --allow 'c 1:x rw'|xpart cgroup: --allow: device rule 'c 1:x rw': bad minor 'x' (expected a number or '*')
+bad hierarchy|apply --cgroup ${PREFIX}_x --hierarchy v3 --allow 'c 1:3 rw'|xpart cgroup: --hierarchy 'v3': expected v1, v2 or auto
+bad pid|apply --cgroup ${PREFIX}_x --pid 12x --allow 'c 1:3 rw'|xpart cgroup: --pid '12x': expected a process id
+bad policy|apply --cgroup ${PREFIX}_x --policy open --allow 'c 1:3 rw'|xpart cgroup: --policy 'open': expected deny-all or deny-managed
+outside cgroupfs|show --cgroup /tmp|xpart cgroup: --cgroup '/tmp': not below /sys/fs/cgroup/devices or /sys/fs/cgroup/unified
+wrong hierarchy|show --cgroup /sys/fs/cgroup/unified/${PREFIX}_x --hierarchy v1|xpart cgroup: --cgroup '/sys/fs/cgroup/unified/${PREFIX}_x' is in the v2 hierarchy, not --hierarchy v1
+empty set|apply --cgroup ${PREFIX}_x|xpart cgroup: apply: give --allow, --partitions or --baseline (an empty set would deny every device)
+missing cgroup|apply --cgroup ${PREFIX}_gone --hierarchy v2 --allow 'c 1:3 rw'|xpart cgroup: cgroup /sys/fs/cgroup/unified/${PREFIX}_gone is not a v2 cgroup (/sys/fs/cgroup/unified/${PREFIX}_gone/cgroup.controllers: No such file or directory)
+unknown partition|apply --cgroup ${PREFIX}_x --partitions MIG-zz|xpart cgroup: --partitions: partition 'MIG-zz': no such partition on this node
+deny under deny-all|apply --cgroup ${PREFIX}_x --policy deny-all --deny 'c 1:3 r' --allow 'c 1:5 r'|xpart cgroup: --deny needs --policy deny-managed (deny-all denies everything not allowed)
+EOT
+
+left=$(ls -d /sys/fs/cgroup/devices/${PREFIX}* /sys/fs/cgroup/unified/${PREFIX}* 2>/dev/null)
+check "no test cgroup left" "" "$left"
+[ $failures -eq 0 ]

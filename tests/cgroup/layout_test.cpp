@@ -1,0 +1,96 @@
+#include <gtest/gtest.h>
+
+#include "cgroup/layout.hpp"
+
+namespace xpart::cgroup {
+namespace {
+
+constexpr const char* kHybridMounts =
+    "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+    "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+    "36 31 0:33 / /sys/fs/cgroup/devices rw,relatime - cgroup cgroup rw,devices\n"
+    "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+constexpr const char* kHybridSelf = "5:devices:/slurm/uid_0/job_7\n1:cpu:/\n0::/user.slice\n";
+
+struct LayoutCase {
+    const char* name;
+    const char* mountinfo;
+    const char* self;
+    LayoutKind kind;
+    const char* v1_mount;
+    const char* v1_own;
+    const char* v2_mount;
+    const char* v2_own;
+    Hierarchy preferred;
+};
+
+class LayoutParse : public ::testing::TestWithParam<LayoutCase> {};
+
+TEST_P(LayoutParse, FindsMountsAndOwnCgroups) {
+    const auto& c = GetParam();
+    auto l = parse_cgroup_layout(c.mountinfo, c.self);
+    ASSERT_TRUE(l.ok()) << l.error().message;
+    EXPECT_EQ(l->kind, c.kind);
+    EXPECT_EQ(l->v1_devices_mount, c.v1_mount);
+    EXPECT_EQ(l->v1_devices_own, c.v1_own);
+    EXPECT_EQ(l->v2_mount, c.v2_mount);
+    EXPECT_EQ(l->v2_own, c.v2_own);
+    EXPECT_EQ(l->preferred(), c.preferred);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, LayoutParse,
+    ::testing::Values(
+        LayoutCase{"hybrid", kHybridMounts, kHybridSelf, LayoutKind::Hybrid, "/sys/fs/cgroup/devices",
+                   "/sys/fs/cgroup/devices/slurm/uid_0/job_7", "/sys/fs/cgroup/unified",
+                   "/sys/fs/cgroup/unified/user.slice", Hierarchy::V1},
+        LayoutCase{"v2", "29 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n",
+                   "0::/system.slice/slurmstepd.scope/job_3\n", LayoutKind::V2, "", "", "/sys/fs/cgroup",
+                   "/sys/fs/cgroup/system.slice/slurmstepd.scope/job_3", Hierarchy::V2},
+        LayoutCase{"v1", "36 31 0:33 / /sys/fs/cgroup/devices rw - cgroup cgroup rw,devices\n",
+                   "5:devices:/\n", LayoutKind::V1, "/sys/fs/cgroup/devices", "/sys/fs/cgroup/devices", "", "",
+                   Hierarchy::V1},
+        // A container sees its own cgroup as the mount root; optional fields before '-'.
+        LayoutCase{"v1 namespaced", "36 31 0:33 /docker/abc /sys/fs/cgroup/devices rw shared:9 - cgroup cgroup rw,devices\n",
+                   "5:devices:/docker/abc/rank0\n", LayoutKind::V1, "/sys/fs/cgroup/devices",
+                   "/sys/fs/cgroup/devices/rank0", "", "", Hierarchy::V1},
+        // Co-mounted controllers and an escaped space in the mount point.
+        LayoutCase{"v1 comounted", "36 31 0:33 / /sys/fs/cgroup/cpu\\040devices rw - cgroup cgroup rw,cpu,devices\n",
+                   "5:cpu,devices:/a:b\n", LayoutKind::V1, "/sys/fs/cgroup/cpu devices",
+                   "/sys/fs/cgroup/cpu devices/a:b", "", "", Hierarchy::V1}),
+    [](const auto& info) {
+        std::string n = info.param.name;
+        for (auto& ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+        return n;
+    });
+
+TEST(LayoutParseErrors, OneLineNamingTheFile) {
+    struct Case {
+        const char* mountinfo;
+        const char* self;
+        const char* error;
+    } cases[] = {
+        {"31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n", "0::/\n",
+         "/proc/self/mountinfo: no cgroup v1 devices controller and no cgroup2 mount: device rules cannot be enforced"},
+        {"31 23 0:28 / /x rw\n", "0::/\n", "/proc/self/mountinfo:1: malformed mount line '31 23 0:28 / /x rw'"},
+        {kHybridMounts, "0::/\n",
+         "/proc/self/cgroup: no 'devices' line although /proc/self/mountinfo mounts the devices controller at /sys/fs/cgroup/devices"},
+        {kHybridMounts, "5:devices:/\nbogus\n", "/proc/self/cgroup:2: malformed line 'bogus'"},
+        {"36 31 0:33 /docker/abc /d rw - cgroup cgroup rw,devices\n", "5:devices:/docker/abcd\n",
+         "/proc/self/cgroup: cgroup '/docker/abcd' is outside the mount root '/docker/abc'"},
+    };
+    for (const auto& c : cases) {
+        auto l = parse_cgroup_layout(c.mountinfo, c.self);
+        ASSERT_FALSE(l.ok()) << c.error;
+        EXPECT_EQ(l.error().message, c.error);
+    }
+}
+
+TEST(LayoutDetect, ReadsThroughTheRootPrefix) {
+    auto l = detect_cgroup_layout(RootFs("/nonexistent-xpart-root"));
+    ASSERT_FALSE(l.ok());
+    EXPECT_EQ(l.error().message.rfind("/nonexistent-xpart-root/proc/self/mountinfo: ", 0), 0u) << l.error().message;
+}
+
+}  // namespace
+}  // namespace xpart::cgroup
