@@ -36,14 +36,24 @@ AC_DEFUN([XPART_CHECK_SLURM], [
       [AC_MSG_ERROR([Slurm version mismatch: installed headers say $installed_ver, source tree $SLURM_SOURCE says $source_ver; use the source of the installed version (apt-get source slurm-wlm)])])
     AS_IF([command -v slurmd >/dev/null 2>&1], [
       daemon_ver=`slurmd -V 2>/dev/null | awk '{print $[2]}'`
-      hdr_ver=`sed -n 's/^#define SLURM_VERSION_STRING[[ \t]]*"\(.*\)"/\1/p' "$SLURM_SOURCE/slurm/slurm_version.h"`
+      hdr_ver=`sed -n 's/^#define SLURM_VERSION_STRING[[ \t]]*"\(.*\)"/\1/p' "$SLURM_SOURCE/config.h"`
+      AS_IF([test -z "$hdr_ver"],
+        [AC_MSG_ERROR([$SLURM_SOURCE/config.h defines no SLURM_VERSION_STRING: remove it and re-run configure])])
       AS_IF([test -n "$daemon_ver" && test "x$daemon_ver" != "x$hdr_ver"],
         [AC_MSG_ERROR([Slurm version mismatch: slurmd -V says $daemon_ver, the source tree is $hdr_ver])])
     ])
-    SLURM_VERSION_STRING=`sed -n 's/^#define SLURM_VERSION_STRING[[ \t]]*"\(.*\)"/\1/p' "$SLURM_SOURCE/slurm/slurm_version.h"`
+    # The version string lives in the configured tree's config.h, not in slurm_version.h.
+    SLURM_VERSION_STRING=`sed -n 's/^#define SLURM_VERSION_STRING[[ \t]]*"\(.*\)"/\1/p' "$SLURM_SOURCE/config.h"`
     SLURM_CPPFLAGS="-DHAVE_CONFIG_H -I$SLURM_SOURCE -I$SLURM_SOURCE/src/common"
     build_gres_plugin=yes
   ])
+  # Debian's own plugins (stock gres_gpu.so, libslurmfull.so): the integration tests and the
+  # benchmark compare against them and list them after ours in PluginDir.
+  SLURM_STOCK_PLUGINDIR=""
+  for d in /usr/lib/x86_64-linux-gnu/slurm-wlm /usr/lib/aarch64-linux-gnu/slurm-wlm /usr/lib64/slurm /usr/lib/slurm; do
+    AS_IF([test -z "$SLURM_STOCK_PLUGINDIR" && test -r "$d/gres_gpu.so"], [SLURM_STOCK_PLUGINDIR=$d])
+  done
+  AC_SUBST([SLURM_STOCK_PLUGINDIR])
   AM_CONDITIONAL([BUILD_GRES_PLUGIN], [test "x$build_gres_plugin" = xyes])
   AC_SUBST([SLURM_SOURCE])
   AC_SUBST([SLURM_PLUGINDIR])
