@@ -18,7 +18,7 @@ AC_DEFUN([XPART_CHECK_SLURM], [
   SLURM_VERSION_STRING=none
   installed_ver=""
   AS_IF([test -r "$SLURM_INCLUDEDIR/slurm/slurm_version.h"], [
-    installed_ver=`sed -n 's/^#define SLURM_VERSION_NUMBER[[ \t]]*//p' "$SLURM_INCLUDEDIR/slurm/slurm_version.h"`
+    installed_ver=`sed -n 's/^#define SLURM_VERSION_NUMBER  *//p' "$SLURM_INCLUDEDIR/slurm/slurm_version.h"`
   ])
   AS_IF([test -n "$SLURM_SOURCE"], [
     AS_IF([test -z "$installed_ver"],
@@ -31,19 +31,16 @@ AC_DEFUN([XPART_CHECK_SLURM], [
       (cd "$SLURM_SOURCE" && ./configure --disable-debug --without-rpath >config.xpart.log 2>&1) ||
         AC_MSG_ERROR([configuring $SLURM_SOURCE failed: see $SLURM_SOURCE/config.xpart.log])
     ])
-    source_ver=`sed -n 's/^#define SLURM_VERSION_NUMBER[[ \t]]*//p' "$SLURM_SOURCE/slurm/slurm_version.h"`
+    source_ver=`sed -n 's/^#define SLURM_VERSION_NUMBER  *//p' "$SLURM_SOURCE/slurm/slurm_version.h"`
     AS_IF([test "x$source_ver" != "x$installed_ver"],
       [AC_MSG_ERROR([Slurm version mismatch: installed headers say $installed_ver, source tree $SLURM_SOURCE says $source_ver; use the source of the installed version (apt-get source slurm-wlm)])])
+    dnl 0x160508 -> 22.05.8, the form slurmd -V prints
+    SLURM_VERSION_STRING=`printf '%d.%02d.%d' $(( source_ver >> 16 & 255 )) $(( source_ver >> 8 & 255 )) $(( source_ver & 255 ))`
     AS_IF([command -v slurmd >/dev/null 2>&1], [
-      daemon_ver=`slurmd -V 2>/dev/null | awk '{print $[2]}'`
-      hdr_ver=`sed -n 's/^#define SLURM_VERSION_STRING[[ \t]]*"\(.*\)"/\1/p' "$SLURM_SOURCE/config.h"`
-      AS_IF([test -z "$hdr_ver"],
-        [AC_MSG_ERROR([$SLURM_SOURCE/config.h defines no SLURM_VERSION_STRING: remove it and re-run configure])])
-      AS_IF([test -n "$daemon_ver" && test "x$daemon_ver" != "x$hdr_ver"],
-        [AC_MSG_ERROR([Slurm version mismatch: slurmd -V says $daemon_ver, the source tree is $hdr_ver])])
+      daemon_ver=`slurmd -V 2>/dev/null | awk '{print $NF}'`
+      AS_IF([test -n "$daemon_ver" && test "x$daemon_ver" != "x$SLURM_VERSION_STRING"],
+        [AC_MSG_ERROR([Slurm version mismatch: slurmd -V says $daemon_ver, the source tree $SLURM_SOURCE is $SLURM_VERSION_STRING])])
     ])
-    # The version string lives in the configured tree's config.h, not in slurm_version.h.
-    SLURM_VERSION_STRING=`sed -n 's/^#define SLURM_VERSION_STRING[[ \t]]*"\(.*\)"/\1/p' "$SLURM_SOURCE/config.h"`
     SLURM_CPPFLAGS="-DHAVE_CONFIG_H -I$SLURM_SOURCE -I$SLURM_SOURCE/src/common"
     build_gres_plugin=yes
   ])
