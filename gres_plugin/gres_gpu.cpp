@@ -2,10 +2,12 @@
 // types (List, bitstr_t, env arrays, buf_t) to and from the core library and delegate to it.
 // Nothing here decides anything; no exception leaves an entry point.
 #include <cerrno>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "gres_plugin/gres_gpu_entry.h"
+#include "libxpart/gres_bind.hpp"
 #include "libxpart/gres_check.hpp"
 #include "libxpart/gres_env.hpp"
 #include "libxpart/gres_node.hpp"
@@ -134,6 +136,17 @@ void set_env(char*** env, bitstr_t* alloc, bitstr_t* usable, xpart::EnvScope sco
     req.constrain_devices = gres_use_local_device_index();
     req.amd_index_mode = g_amd_index_mode;
     if (usable) {
+        // Slurm's own set is renumbered under ConstrainDevices; recompute the task's share
+        // from its binding request as the device constraint does, when the request allows.
+        const char* bind = getenvp(*env, "SLURMD_TRES_BIND");
+        const char* local_id = getenvp(*env, "SLURM_LOCALID");
+        if (bind && local_id) {
+            req.usable = xpart::task_share(xpart::parse_tres_bind(bind),
+                                           static_cast<unsigned>(std::strtoul(local_id, nullptr, 10)),
+                                           req.alloc, req.constrain_devices);
+        }
+    }
+    if (usable && !req.usable) {
         // With ConstrainDevices Slurm numbers usable GPUs among the allocated ones.
         std::vector<bool> bits = to_bits(usable);
         if (req.constrain_devices) {
