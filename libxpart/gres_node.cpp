@@ -13,7 +13,7 @@ NodeGres plan_node_gres(const Result<Node>& discovered, const XpartConf& conf,
         return out;
     }
     out.warnings = discovered->warnings;
-    out.records = gres_records(*discovered, RootFs(conf.root));
+    out.records = gres_records(*discovered, discovery_options(conf).root);
     auto mismatches = check_configured(configured, out.records);
     for (auto& line : mismatches) {
         line = "gres/gpu: gres.conf disagrees with the hardware: " + line +

@@ -110,7 +110,7 @@ Result<XpartConf> load_xpart_conf(const std::string& path) {
 
 DiscoveryOptions discovery_options(const XpartConf& conf) {
     DiscoveryOptions options;
-    options.root = RootFs(conf.root);
+    options.root = conf.root.empty() ? RootFs::from_env() : RootFs(conf.root);
     options.nvidia = conf.nvidia;
     options.amd = conf.amd;
     options.nvml_library = conf.nvml_library;

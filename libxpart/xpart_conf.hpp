@@ -24,7 +24,8 @@ enum class OnMismatch {
 
 struct XpartConf {
     std::string file;  // where it was read from ("" = built-in defaults)
-    std::string root = "/";         // Root=: node root prefix (simulated nodes, containers)
+    std::string root;               // Root=: node root prefix (simulated nodes, containers);
+                                    // empty: $XPART_ROOT, else "/" (one slurmd per root)
     bool nvidia = true;             // Vendors=
     bool amd = true;
     std::string nvml_library;       // NvmlLibrary= (empty: discovery's default)

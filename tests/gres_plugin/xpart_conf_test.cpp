@@ -10,7 +10,11 @@ namespace {
 TEST(XpartConf, DefaultsWhenEmpty) {
     auto c = parse_xpart_conf("# nothing\n\n", "xpart.conf");
     ASSERT_TRUE(c) << c.error().message;
-    EXPECT_EQ(c->root, "/");
+    EXPECT_EQ(c->root, "");
+    setenv("XPART_ROOT", "/sim/from-env", 1);
+    EXPECT_EQ(discovery_options(*c).root.root(), "/sim/from-env");
+    unsetenv("XPART_ROOT");
+    EXPECT_EQ(discovery_options(*c).root.root(), "/");
     EXPECT_TRUE(c->nvidia);
     EXPECT_TRUE(c->amd);
     EXPECT_EQ(c->amd_type_naming, AmdTypeNaming::Mode);
@@ -70,7 +74,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(XpartConf, MissingFileGivesDefaultsUnreadableIsAnError) {
     auto missing = load_xpart_conf("/nonexistent/xpart.conf");
     ASSERT_TRUE(missing) << missing.error().message;
-    EXPECT_EQ(missing->root, "/");
+    EXPECT_EQ(missing->root, "");
     auto dir = load_xpart_conf("/");
     ASSERT_FALSE(dir);
     EXPECT_NE(dir.error().message.find("/"), std::string::npos);
