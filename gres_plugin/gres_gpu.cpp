@@ -94,30 +94,28 @@ std::vector<xpart::ConfiguredGpu> configured_gpus(List gres_conf_list) {
 }
 
 // The record's CPUs as Slurm wants them: a machine-numbered bitmap sized to the node and the
-// abstract range string. CPUs the node's Slurm configuration does not have are dropped.
+// abstract range string. CPUs beyond the node's configured count are dropped; a record left
+// with none (or with no known affinity) gets every CPU: Slurm rejects a node where only some
+// records name CPUs.
 void add_record(List list, const xpart::GresRecord& r, node_config_load_t* node_conf) {
     const uint32_t cpu_cnt = node_conf->cpu_cnt;
     bitstr_t* mac = nullptr;
     char* abs = nullptr;
-    std::vector<unsigned> dropped;
-    if (!r.cpus.empty() && cpu_cnt > 0) {
+    if (cpu_cnt > 0) {
         mac = bit_alloc(cpu_cnt);
-        for (unsigned cpu : r.cpus) {
+        for (unsigned cpu : r.cpus)
             if (cpu < cpu_cnt) bit_set(mac, cpu);
-            else dropped.push_back(cpu);
-        }
         if (bit_set_count(mac) == 0) {
-            FREE_NULL_BITMAP(mac);
-        } else {
-            char* mac_str = bit_fmt_full(mac);
-            if (node_conf->xcpuinfo_mac_to_abs) node_conf->xcpuinfo_mac_to_abs(mac_str, &abs);
-            else abs = xstrdup(mac_str);
-            xfree(mac_str);
+            if (!r.cpus.empty())
+                info("gres/gpu: %s (%s): its CPUs are beyond the node's %u configured CPUs; "
+                     "any CPU may use it", r.type.c_str(), r.partition_uuid.c_str(), cpu_cnt);
+            bit_nset(mac, 0, static_cast<bitoff_t>(cpu_cnt) - 1);
         }
+        char* mac_str = bit_fmt_full(mac);
+        if (node_conf->xcpuinfo_mac_to_abs) node_conf->xcpuinfo_mac_to_abs(mac_str, &abs);
+        else abs = xstrdup(mac_str);
+        xfree(mac_str);
     }
-    if (!dropped.empty())
-        info("gres/gpu: %s: GPU CPUs beyond the node's %u configured CPUs ignored",
-             r.type.c_str(), cpu_cnt);
     const uint32_t flags = r.vendor == xpart::Vendor::Nvidia ? GRES_CONF_ENV_NVML
                                                               : GRES_CONF_ENV_RSMI;
     std::string files = xpart::files_value(r);

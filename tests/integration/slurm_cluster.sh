@@ -51,9 +51,12 @@ ConstrainRAMSpace=no"
   XP_LAYOUT=$(slurmd -C | head -1 | grep -o 'CPUs=[0-9]* Boards=[0-9]* SocketsPerBoard=[0-9]* CoresPerSocket=[0-9]* ThreadsPerCore=[0-9]*')
 }
 
-# cluster_node SHORTNAME GRES: a NodeName unique to this cluster, e.g. n1 -> xp<tag>n1.
+# cluster_node SHORTNAME GRES [VAR=VALUE...]: a NodeName unique to this cluster (n1 ->
+# xp<tag>n1); the VAR=VALUE pairs go into that slurmd's environment (XPART_ROOT, ...).
 cluster_node() {
   local name="${XP_CLUSTER}$1" gres=$2 port
+  shift 2
+  eval "XP_ENV_$name=(\"\$@\")"
   port=$(free_port)
   XP_NODES+=("$name")
   XP_NODE_LINES+="NodeName=$name NodeHostname=$XP_HOST NodeAddr=127.0.0.1 Port=$port $XP_LAYOUT RealMemory=1000 ${gres:+Gres=$gres}
@@ -108,7 +111,8 @@ CONF
   XP_PIDS+=($!)
   local n
   for n in "${XP_NODES[@]}"; do
-    slurmd -D -N "$n" -f "$SLURM_CONF" >"$XP_DIR/log/slurmd.$n.out" 2>&1 &
+    eval "local envs=(\"\${XP_ENV_$n[@]}\")"
+    env "${envs[@]}" slurmd -D -N "$n" -f "$SLURM_CONF" >"$XP_DIR/log/slurmd.$n.out" 2>&1 &
     XP_PIDS+=($!)
   done
   cluster_wait_idle 60 || { cluster_dump; fail "cluster $XP_CLUSTER did not become idle"; }
