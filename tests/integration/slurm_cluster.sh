@@ -54,14 +54,14 @@ ConstrainRAMSpace=no"
 # cluster_node SHORTNAME GRES [VAR=VALUE...]: a NodeName unique to this cluster (n1 ->
 # xp<tag>n1); the VAR=VALUE pairs go into that slurmd's environment (XPART_ROOT, ...).
 cluster_node() {
-  local name="${XP_CLUSTER}$1" gres=$2 port
+  local short=$1 name="${XP_CLUSTER}$1" gres=$2 port
   shift 2
   eval "XP_ENV_$name=(\"\$@\")"
   port=$(free_port)
   XP_NODES+=("$name")
   XP_NODE_LINES+="NodeName=$name NodeHostname=$XP_HOST NodeAddr=127.0.0.1 Port=$port $XP_LAYOUT RealMemory=1000 ${gres:+Gres=$gres}
 "
-  eval "XP_NODE_$1=$name"
+  eval "XP_NODE_$short=$name"
 }
 
 # cluster_start PLUGINDIR: writes the configuration and waits until every node is idle.
