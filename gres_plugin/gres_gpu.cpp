@@ -189,7 +189,12 @@ int gres_p_node_config_load(List gres_conf_list, node_config_load_t* node_conf) 
 
             list_delete_all(gres_conf_list, is_gpu_record, nullptr);
             List ours = list_create(destroy_gres_slurmd_conf);
-            for (const auto& r : g_records) add_record(ours, r, node_conf);
+            for (std::size_t i = 0; i < g_records.size(); ++i) {
+                const auto& r = g_records[i];
+                info("gres/gpu: record %zu: type=%s uuid=%s files=%s", i, r.type.c_str(),
+                     r.partition_uuid.c_str(), xpart::files_value(r).c_str());
+                add_record(ours, r, node_conf);
+            }
             list_transfer(gres_conf_list, ours);
             FREE_NULL_LIST(ours);
             info("gres/gpu: %zu GPU partition(s) registered", g_records.size());
