@@ -115,7 +115,8 @@ CONF
     env "${envs[@]}" slurmd -D -N "$n" -f "$SLURM_CONF" >"$XP_DIR/log/slurmd.$n.out" 2>&1 &
     XP_PIDS+=($!)
   done
-  cluster_wait_idle 60 || { cluster_dump; fail "cluster $XP_CLUSTER did not become idle"; }
+  cluster_wait_idle 60 "${XP_WANT_STATES:-idle}" ||
+    { cluster_dump; fail "cluster $XP_CLUSTER: nodes not ${XP_WANT_STATES:-idle}"; }
 }
 
 # cluster_wait_idle SECONDS: every node idle (or the wanted state in $2).
