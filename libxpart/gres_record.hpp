@@ -11,21 +11,12 @@
 
 namespace xpart {
 
-struct GresFile {
-    std::string path;  // host path (root prefix applied): what slurmd stat()s and cgroups name
-    unsigned major = 0;
-    unsigned minor = 0;
-    bool shared = false;
-
-    bool operator==(const GresFile& o) const {
-        return path == o.path && major == o.major && minor == o.minor && shared == o.shared;
-    }
-};
-
 struct GresRecord {
     Vendor vendor = Vendor::Nvidia;
     std::string type;                 // GRES type: "1g.10gb", "cpx", "a100-sxm4-40gb"
-    std::vector<GresFile> files;      // every file the partition needs, shared ones included
+    std::vector<DeviceFile> files;    // every file the partition needs, shared ones included;
+                                      // paths are host paths (root prefix applied): what
+                                      // slurmd stat()s and the device cgroup names
     std::vector<unsigned> cpus;       // CPUs local to the parent GPU (machine numbering)
     std::string unique_id;            // Slurm UniqueId: MIG UUID, whole-GPU UUID; "" for AMD
                                       // XCPs (their UUID is the parent's, so it is ambiguous)
