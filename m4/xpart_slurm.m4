@@ -44,6 +44,13 @@ AC_DEFUN([XPART_CHECK_SLURM], [
     SLURM_CPPFLAGS="-DHAVE_CONFIG_H -I$SLURM_SOURCE -I$SLURM_SOURCE/src/common"
     build_gres_plugin=yes
   ])
+  # Debian's own plugins (stock gres_gpu.so, libslurmfull.so): the integration tests and the
+  # benchmark compare against them and list them after ours in PluginDir.
+  SLURM_STOCK_PLUGINDIR=""
+  for d in /usr/lib/x86_64-linux-gnu/slurm-wlm /usr/lib/aarch64-linux-gnu/slurm-wlm /usr/lib64/slurm /usr/lib/slurm; do
+    AS_IF([test -z "$SLURM_STOCK_PLUGINDIR" && test -r "$d/gres_gpu.so"], [SLURM_STOCK_PLUGINDIR=$d])
+  done
+  AC_SUBST([SLURM_STOCK_PLUGINDIR])
   AM_CONDITIONAL([BUILD_GRES_PLUGIN], [test "x$build_gres_plugin" = xyes])
   AC_SUBST([SLURM_SOURCE])
   AC_SUBST([SLURM_PLUGINDIR])

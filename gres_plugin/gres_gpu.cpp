@@ -1,0 +1,291 @@
+// gres/gpu for Slurm 22.05, a drop-in for Slurm's own: the 13 entry points translate Slurm's
+// types (List, bitstr_t, env arrays, buf_t) to and from the core library and delegate to it.
+// Nothing here decides anything; no exception leaves an entry point.
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "gres_plugin/gres_gpu_entry.h"
+#include "libxpart/gres_bind.hpp"
+#include "libxpart/gres_check.hpp"
+#include "libxpart/gres_env.hpp"
+#include "libxpart/gres_node.hpp"
+#include "libxpart/gres_record.hpp"
+#include "libxpart/xpart_conf.hpp"
+
+const char plugin_name[] = "xpart gres/gpu plugin (NVIDIA MIG, AMD XCP)";
+const char plugin_type[] = "gres/gpu";
+const uint32_t plugin_version = SLURM_VERSION_NUMBER;
+
+namespace {
+
+char kGresName[] = "gpu";
+
+// Process-wide, as in every Slurm plugin: slurmd fills it at node_config_load, slurmstepd at
+// recv_stepd.
+std::vector<xpart::GresRecord> g_records;
+xpart::AmdIndexMode g_amd_index_mode = xpart::AmdIndexMode::Index;
+List g_devices = nullptr;  // gres_device_t per device file, for task/cgroup
+
+template <class F>
+auto guarded(const char* where, F&& body, decltype(body()) on_error) -> decltype(body()) {
+    try {
+        return body();
+    } catch (const std::exception& e) {
+        error("gres/gpu: %s: internal error: %s", where, e.what());
+    } catch (...) {
+        error("gres/gpu: %s: internal error", where);
+    }
+    return on_error;
+}
+
+std::vector<bool> to_bits(bitstr_t* bits) {
+    std::vector<bool> out;
+    if (!bits) return out;
+    const bitoff_t n = bit_size(bits);
+    out.resize(static_cast<std::size_t>(n));
+    for (bitoff_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = bit_test(bits, i);
+    return out;
+}
+
+void apply(char*** env, const xpart::EnvResult& result) {
+    for (const auto& line : result.errors) error("%s", line.c_str());
+    for (const auto& c : result.changes) {
+        if (c.value) env_array_overwrite(env, c.name.c_str(), c.value->c_str());
+        else if (*env) unsetenvp(*env, c.name.c_str());
+    }
+}
+
+std::vector<std::string> expand_files(const char* files) {
+    std::vector<std::string> out;
+    if (!files) return out;
+    hostlist_t hl = hostlist_create(files);
+    if (!hl) return out;
+    while (char* one = hostlist_shift(hl)) {
+        out.emplace_back(one);
+        free(one);
+    }
+    hostlist_destroy(hl);
+    return out;
+}
+
+int is_gpu_record(void* x, void*) {
+    auto* conf = static_cast<gres_slurmd_conf_t*>(x);
+    return conf->name && std::string(conf->name) == kGresName;
+}
+
+std::vector<xpart::ConfiguredGpu> configured_gpus(List gres_conf_list) {
+    std::vector<xpart::ConfiguredGpu> out;
+    if (!gres_conf_list) return out;
+    ListIterator it = list_iterator_create(gres_conf_list);
+    int ordinal = 0;
+    while (auto* conf = static_cast<gres_slurmd_conf_t*>(list_next(it))) {
+        if (!is_gpu_record(conf, nullptr) || conf->count == 0) continue;  // 0: placeholder
+        xpart::ConfiguredGpu c;
+        c.source = "gres.conf Name=gpu record #" + std::to_string(++ordinal);
+        c.type = conf->type_name ? conf->type_name : "";
+        c.files = expand_files(conf->file);
+        c.count = conf->count;
+        out.push_back(std::move(c));
+    }
+    list_iterator_destroy(it);
+    return out;
+}
+
+// The record's CPUs as Slurm wants them: a machine-numbered bitmap sized to the node and the
+// abstract range string. CPUs beyond the node's configured count are dropped; a record left
+// with none (or with no known affinity) gets every CPU: Slurm rejects a node where only some
+// records name CPUs.
+void add_record(List list, const xpart::GresRecord& r, node_config_load_t* node_conf) {
+    const uint32_t cpu_cnt = node_conf->cpu_cnt;
+    bitstr_t* mac = nullptr;
+    char* abs = nullptr;
+    if (cpu_cnt > 0) {
+        mac = bit_alloc(cpu_cnt);
+        for (unsigned cpu : r.cpus)
+            if (cpu < cpu_cnt) bit_set(mac, cpu);
+        if (bit_set_count(mac) == 0) {
+            if (!r.cpus.empty())
+                info("gres/gpu: %s (%s): its CPUs are beyond the node's %u configured CPUs; "
+                     "any CPU may use it", r.type.c_str(), r.partition_uuid.c_str(), cpu_cnt);
+            bit_nset(mac, 0, static_cast<bitoff_t>(cpu_cnt) - 1);
+        }
+        char* mac_str = bit_fmt_full(mac);
+        if (node_conf->xcpuinfo_mac_to_abs) node_conf->xcpuinfo_mac_to_abs(mac_str, &abs);
+        else abs = xstrdup(mac_str);
+        xfree(mac_str);
+    }
+    const uint32_t flags = r.vendor == xpart::Vendor::Nvidia ? GRES_CONF_ENV_NVML
+                                                              : GRES_CONF_ENV_RSMI;
+    std::string files = xpart::files_value(r);
+    add_gres_to_list(list, kGresName, 1, static_cast<int>(cpu_cnt), abs, mac,
+                     const_cast<char*>(files.c_str()), const_cast<char*>(r.type.c_str()),
+                     nullptr, r.unique_id.empty() ? nullptr : const_cast<char*>(r.unique_id.c_str()),
+                     flags);
+    xfree(abs);
+    FREE_NULL_BITMAP(mac);
+}
+
+void set_env(char*** env, bitstr_t* alloc, bitstr_t* usable, xpart::EnvScope scope) {
+    xpart::EnvRequest req;
+    req.scope = scope;
+    req.alloc = to_bits(alloc);
+    req.constrain_devices = gres_use_local_device_index();
+    req.amd_index_mode = g_amd_index_mode;
+    if (usable) {
+        // Slurm's own set is renumbered under ConstrainDevices; recompute the task's share
+        // from its binding request as the device constraint does, when the request allows.
+        const char* bind = getenvp(*env, "SLURMD_TRES_BIND");
+        const char* local_id = getenvp(*env, "SLURM_LOCALID");
+        if (bind && local_id) {
+            req.usable = xpart::task_share(xpart::parse_tres_bind(bind),
+                                           static_cast<unsigned>(std::strtoul(local_id, nullptr, 10)),
+                                           req.alloc, req.constrain_devices);
+        }
+    }
+    if (usable && !req.usable) {
+        // With ConstrainDevices Slurm numbers usable GPUs among the allocated ones.
+        std::vector<bool> bits = to_bits(usable);
+        if (req.constrain_devices) {
+            std::vector<bool> global(req.alloc.size(), false);
+            std::size_t local = 0;
+            for (std::size_t i = 0; i < req.alloc.size(); ++i)
+                if (req.alloc[i]) global[i] = local < bits.size() && bits[local++];
+            bits = std::move(global);
+        }
+        req.usable = std::move(bits);
+    }
+    req.faults = xpart::check_present(g_records, req.alloc);
+    apply(env, xpart::gres_env(g_records, req));
+}
+
+}  // namespace
+
+int init(void) {
+    debug("%s loaded", plugin_name);
+    return SLURM_SUCCESS;
+}
+
+int fini(void) {
+    FREE_NULL_LIST(g_devices);
+    g_records.clear();
+    return SLURM_SUCCESS;
+}
+
+int gres_p_node_config_load(List gres_conf_list, node_config_load_t* node_conf) {
+    return guarded("node_config_load", [&]() -> int {
+        FREE_NULL_LIST(g_devices);
+        if (node_conf->in_slurmd) {
+            auto configured = configured_gpus(gres_conf_list);
+            char* path = get_extra_conf_path(const_cast<char*>("xpart.conf"));
+            xpart::XpartConf conf;
+            xpart::NodeGres found = xpart::load_node_gres(path, configured, &conf);
+            xfree(path);
+            for (const auto& w : found.warnings) info("gres/gpu: %s", w.c_str());
+            for (const auto& e : found.errors) error("%s", e.c_str());
+            g_records = std::move(found.records);
+            g_amd_index_mode = conf.amd_index_mode;
+
+            list_delete_all(gres_conf_list, is_gpu_record, nullptr);
+            List ours = list_create(destroy_gres_slurmd_conf);
+            for (std::size_t i = 0; i < g_records.size(); ++i) {
+                const auto& r = g_records[i];
+                info("gres/gpu: record %zu: type=%s uuid=%s files=%s", i, r.type.c_str(),
+                     r.partition_uuid.c_str(), xpart::files_value(r).c_str());
+                add_record(ours, r, node_conf);
+            }
+            list_transfer(gres_conf_list, ours);
+            FREE_NULL_LIST(ours);
+            info("gres/gpu: %zu GPU partition(s) registered", g_records.size());
+        }
+        return common_node_config_load(gres_conf_list, kGresName, node_conf, &g_devices);
+    }, SLURM_ERROR);
+}
+
+void gres_p_job_set_env(char*** job_env_ptr, bitstr_t* gres_bit_alloc, uint64_t,
+                        gres_internal_flags_t) {
+    guarded("job_set_env", [&] { set_env(job_env_ptr, gres_bit_alloc, nullptr, xpart::EnvScope::Job); return 0; }, 0);
+}
+
+void gres_p_step_set_env(char*** step_env_ptr, bitstr_t* gres_bit_alloc, uint64_t,
+                         gres_internal_flags_t) {
+    guarded("step_set_env", [&] { set_env(step_env_ptr, gres_bit_alloc, nullptr, xpart::EnvScope::Step); return 0; }, 0);
+}
+
+void gres_p_task_set_env(char*** step_env_ptr, bitstr_t* gres_bit_alloc, uint64_t,
+                         bitstr_t* usable_gres, gres_internal_flags_t) {
+    if (!usable_gres) return;  // no binding for this task: the step's env stands
+    guarded("task_set_env", [&] { set_env(step_env_ptr, gres_bit_alloc, usable_gres, xpart::EnvScope::Task); return 0; }, 0);
+}
+
+void gres_p_send_stepd(buf_t* buffer) {
+    common_send_stepd(buffer, g_devices);
+    std::string records = guarded("send_stepd", [] { return xpart::serialize_records(g_records); },
+                                  std::string("[]"));
+    packmem(const_cast<char*>(records.c_str()), static_cast<uint32_t>(records.size() + 1), buffer);
+    pack32(static_cast<uint32_t>(g_amd_index_mode), buffer);
+}
+
+void gres_p_recv_stepd(buf_t* buffer) {
+    common_recv_stepd(buffer, &g_devices);
+    char* text = nullptr;
+    uint32_t size = 0, mode = 0;
+    if (unpackmem_xmalloc(&text, &size, buffer) != SLURM_SUCCESS ||
+        unpack32(&mode, buffer) != SLURM_SUCCESS) {
+        error("gres/gpu: recv_stepd: short message from slurmd; no GPU will be bound");
+        xfree(text);
+        g_records.clear();
+        return;
+    }
+    guarded("recv_stepd", [&] {
+        auto records = xpart::parse_records(text ? text : "[]");
+        if (!records) {
+            error("gres/gpu: recv_stepd: %s; no GPU will be bound", records.error().message.c_str());
+            g_records.clear();
+        } else {
+            g_records = std::move(*records);
+        }
+        g_amd_index_mode = mode == static_cast<uint32_t>(xpart::AmdIndexMode::Uuid)
+                               ? xpart::AmdIndexMode::Uuid : xpart::AmdIndexMode::Index;
+        return 0;
+    }, 0);
+    xfree(text);
+}
+
+int gres_p_get_job_info(gres_job_state_t*, uint32_t, enum gres_job_data_type, void*) {
+    return EINVAL;  // no plugin-specific job data
+}
+
+int gres_p_get_step_info(gres_step_state_t*, uint32_t, enum gres_step_data_type, void*) {
+    return EINVAL;  // no plugin-specific step data
+}
+
+List gres_p_get_devices(void) { return g_devices; }
+
+void gres_p_step_hardware_init(bitstr_t*, char* tres_freq) {
+    if (tres_freq) info("gres/gpu: --gpu-freq is not supported on GPU partitions; ignored");
+}
+
+void gres_p_step_hardware_fini(void) {}
+
+gres_epilog_info_t* gres_p_epilog_build_env(gres_job_state_t* gres_js) {
+    auto* ei = static_cast<gres_epilog_info_t*>(xmalloc(sizeof(gres_epilog_info_t)));
+    ei->node_cnt = gres_js->node_cnt;
+    ei->gres_bit_alloc =
+        static_cast<bitstr_t**>(xcalloc(ei->node_cnt ? ei->node_cnt : 1, sizeof(bitstr_t*)));
+    for (uint32_t i = 0; i < ei->node_cnt; ++i)
+        if (gres_js->gres_bit_alloc && gres_js->gres_bit_alloc[i])
+            ei->gres_bit_alloc[i] = bit_copy(gres_js->gres_bit_alloc[i]);
+    return ei;
+}
+
+void gres_p_epilog_set_env(char*** epilog_env_ptr, gres_epilog_info_t* gres_ei, int node_inx) {
+    if (!gres_ei || node_inx < 0 || static_cast<uint32_t>(node_inx) >= gres_ei->node_cnt ||
+        !gres_ei->gres_bit_alloc)
+        return;
+    guarded("epilog_set_env", [&] {
+        apply(epilog_env_ptr, xpart::epilog_env(g_records, to_bits(gres_ei->gres_bit_alloc[node_inx])));
+        return 0;
+    }, 0);
+}

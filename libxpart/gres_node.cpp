@@ -1,0 +1,47 @@
+#include "libxpart/gres_node.hpp"
+
+#include "libxpart/discovery.hpp"
+
+namespace xpart {
+
+NodeGres plan_node_gres(const Result<Node>& discovered, const XpartConf& conf,
+                        const std::vector<ConfiguredGpu>& configured) {
+    NodeGres out;
+    if (!discovered) {
+        out.errors.push_back("gres/gpu: discovery failed, registering no GPU: " +
+                             discovered.error().message);
+        return out;
+    }
+    out.warnings = discovered->warnings;
+    out.records = gres_records(*discovered, discovery_options(conf).root);
+    auto mismatches = check_configured(configured, out.records);
+    for (auto& line : mismatches) {
+        line = "gres/gpu: gres.conf disagrees with the hardware: " + line +
+               (conf.on_mismatch == OnMismatch::Drain ? "; OnMismatch=drain: registering no GPU"
+                                                      : "; registering what the hardware has");
+        out.errors.push_back(std::move(line));
+    }
+    if (!mismatches.empty() && conf.on_mismatch == OnMismatch::Drain) out.records.clear();
+    return out;
+}
+
+NodeGres load_node_gres(const std::string& conf_path, const std::vector<ConfiguredGpu>& configured,
+                        XpartConf* conf_out) {
+    try {
+        auto conf = load_xpart_conf(conf_path);
+        if (!conf) {
+            NodeGres out;
+            out.errors.push_back("gres/gpu: " + conf.error().message + "; registering no GPU");
+            return out;
+        }
+        if (conf_out) *conf_out = *conf;
+        return plan_node_gres(discover(discovery_options(*conf)), *conf, configured);
+    } catch (const std::exception& e) {
+        NodeGres out;
+        out.errors.push_back(std::string("gres/gpu: internal error, registering no GPU: ") +
+                             e.what());
+        return out;
+    }
+}
+
+}  // namespace xpart

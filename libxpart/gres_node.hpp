@@ -1,0 +1,31 @@
+// slurmd start (gres_p_node_config_load): from xpart.conf, discovery and the explicit gres.conf
+// records to the GRES records the node registers, with every finding as one log line.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "libxpart/gres_check.hpp"
+#include "libxpart/gres_record.hpp"
+#include "libxpart/node.hpp"
+#include "libxpart/result.hpp"
+#include "libxpart/xpart_conf.hpp"
+
+namespace xpart {
+
+struct NodeGres {
+    std::vector<GresRecord> records;    // what the node registers
+    std::vector<std::string> errors;    // one line each (config, discovery, mismatches)
+    std::vector<std::string> warnings;  // discovery's non-fatal findings
+};
+
+// Pure decision: what to register given what was found. A failed discovery registers no GPU
+// (the node then drains: better than a GPU node that looks GPU-less or half-bound).
+NodeGres plan_node_gres(const Result<Node>& discovered, const XpartConf& conf,
+                        const std::vector<ConfiguredGpu>& configured);
+
+// Reads xpart.conf at `conf_path`, discovers the node, plans. Never throws.
+NodeGres load_node_gres(const std::string& conf_path, const std::vector<ConfiguredGpu>& configured,
+                        XpartConf* conf_out);
+
+}  // namespace xpart

@@ -1,0 +1,47 @@
+// The gres/gpu plugin's view of a node: one GRES record per partition, in the order Slurm
+// indexes them (record i = bit i of every allocation bitmap Slurm hands the plugin).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "libxpart/node.hpp"
+#include "libxpart/result.hpp"
+#include "libxpart/root_fs.hpp"
+
+namespace xpart {
+
+struct GresRecord {
+    Vendor vendor = Vendor::Nvidia;
+    std::string type;                 // GRES type: "1g.10gb", "cpx", "a100-sxm4-40gb"
+    std::vector<DeviceFile> files;    // every file the partition needs, shared ones included;
+                                      // paths are host paths (root prefix applied): what
+                                      // slurmd stat()s and the device cgroup names
+    std::vector<unsigned> cpus;       // CPUs local to the parent GPU (machine numbering)
+    std::string unique_id;            // Slurm UniqueId: MIG UUID, whole-GPU UUID; "" for AMD
+                                      // XCPs (their UUID is the parent's, so it is ambiguous)
+    std::string partition_uuid;       // Partition::uuid (AMD: shared by the XCPs of one GPU)
+    std::string gpu_uuid;             // parent GPU
+    int gpu_minor = -1;               // NVIDIA: N of /dev/nvidiaN
+    int gi = -1, ci = -1;             // MIG instance ids
+    int kfd_node = -1;                // AMD: KFD topology node
+    int amd_rank = -1;                // AMD: position among the node's AMD partitions in KFD
+                                      // order, which is the order ROCm counts them in
+    std::vector<std::string> presence_paths;  // host paths that exist only while the partition
+                                              // exists (MIG capability files, KFD node)
+
+    bool operator==(const GresRecord& o) const;
+};
+
+// Records in node order (NVIDIA by NVML index, then AMD); GPUs with a pending MIG mode change
+// give none (never bind them). Every file is named by its host path under `root`.
+std::vector<GresRecord> gres_records(const Node& node, const RootFs& root);
+
+// Slurm's File=/MultipleFiles= value: the record's paths joined by ','.
+std::string files_value(const GresRecord& record);
+
+// Transport from slurmd to slurmstepd (send_stepd/recv_stepd): a JSON document.
+std::string serialize_records(const std::vector<GresRecord>& records);
+Result<std::vector<GresRecord>> parse_records(const std::string& text);
+
+}  // namespace xpart

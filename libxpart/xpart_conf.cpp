@@ -1,0 +1,121 @@
+#include "libxpart/xpart_conf.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <sys/stat.h>
+#include <set>
+#include <sstream>
+
+#include "libxpart/root_fs.hpp"
+#include "libxpart/text.hpp"
+
+namespace xpart {
+namespace {
+
+struct Setting {
+    std::string file;
+    unsigned line;
+    std::string key;  // as written
+    std::string value;
+
+    Error error(const std::string& why) const {
+        return file_error(file, line, key + "=" + value + ": " + why);
+    }
+};
+
+Status apply_vendors(const Setting& s, XpartConf& conf) {
+    bool nvidia = false, amd = false;
+    for (const auto& raw : split(s.value, ',')) {
+        std::string v = to_lower(trim(raw));
+        if (v == "nvidia") nvidia = true;
+        else if (v == "amd") amd = true;
+        else return s.error("unknown vendor '" + trim(raw) + "' (expected nvidia, amd or nvidia,amd)");
+    }
+    conf.nvidia = nvidia;
+    conf.amd = amd;
+    return ok_status();
+}
+
+Status apply(const Setting& s, XpartConf& conf) {
+    const std::string key = to_lower(s.key);
+    const std::string value = to_lower(s.value);
+    if (key == "root") {
+        if (s.value.empty() || s.value[0] != '/') return s.error("must be an absolute path");
+        conf.root = s.value;
+    } else if (key == "vendors") {
+        return apply_vendors(s, conf);
+    } else if (key == "nvmllibrary") {
+        conf.nvml_library = s.value;
+    } else if (key == "amdtypenaming") {
+        if (value == "mode") conf.amd_type_naming = AmdTypeNaming::Mode;
+        else if (value == "mode_memory") conf.amd_type_naming = AmdTypeNaming::ModeMemory;
+        else if (value == "model_mode_memory") conf.amd_type_naming = AmdTypeNaming::ModelModeMemory;
+        else return s.error("expected mode, mode_memory or model_mode_memory");
+    } else if (key == "amdindexmode") {
+        if (value == "index") conf.amd_index_mode = AmdIndexMode::Index;
+        else if (value == "uuid") conf.amd_index_mode = AmdIndexMode::Uuid;
+        else return s.error("expected index or uuid");
+    } else if (key == "onmismatch") {
+        if (value == "register_hardware") conf.on_mismatch = OnMismatch::RegisterHardware;
+        else if (value == "drain") conf.on_mismatch = OnMismatch::Drain;
+        else return s.error("expected register_hardware or drain");
+    } else {
+        return s.error("unknown key (known: Root, Vendors, NvmlLibrary, AmdTypeNaming, "
+                       "AmdIndexMode, OnMismatch)");
+    }
+    return ok_status();
+}
+
+// Splits one line into whitespace-separated tokens after cutting the comment.
+std::vector<std::string> tokens(std::string line) {
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::vector<std::string> out;
+    std::istringstream in(line);
+    std::string tok;
+    while (in >> tok) out.push_back(tok);
+    return out;
+}
+
+}  // namespace
+
+Result<XpartConf> parse_xpart_conf(const std::string& text, const std::string& file) {
+    XpartConf conf;
+    conf.file = file;
+    std::set<std::string> seen;
+    std::istringstream in(text);
+    std::string line;
+    unsigned number = 0;
+    while (std::getline(in, line)) {
+        ++number;
+        for (const auto& tok : tokens(line)) {
+            auto eq = tok.find('=');
+            if (eq == std::string::npos || eq == 0)
+                return file_error(file, number, tok + ": expected Key=Value");
+            Setting s{file, number, tok.substr(0, eq), tok.substr(eq + 1)};
+            if (!seen.insert(to_lower(s.key)).second) return s.error("key given twice");
+            if (auto st = apply(s, conf); !st) return st.error();
+        }
+    }
+    if (!conf.nvidia && !conf.amd) return file_error(file, 0, "Vendors=: no vendor enabled");
+    return conf;
+}
+
+Result<XpartConf> load_xpart_conf(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) return XpartConf{};
+    auto text = RootFs("/").read(path);
+    if (!text) return text.error();
+    return parse_xpart_conf(*text, path);
+}
+
+DiscoveryOptions discovery_options(const XpartConf& conf) {
+    DiscoveryOptions options;
+    options.root = conf.root.empty() ? RootFs::from_env() : RootFs(conf.root);
+    options.nvidia = conf.nvidia;
+    options.amd = conf.amd;
+    options.nvml_library = conf.nvml_library;
+    options.amd_type_naming = conf.amd_type_naming;
+    return options;
+}
+
+}  // namespace xpart

@@ -1,0 +1,44 @@
+// xpart.conf: the gres/gpu plugin's own settings, a file beside slurm.conf written the Slurm way
+// (Key=Value, several per line allowed, '#' starts a comment, keys case-insensitive).
+#pragma once
+
+#include <string>
+
+#include "libxpart/discovery.hpp"
+#include "libxpart/result.hpp"
+
+namespace xpart {
+
+// How ROCR_VISIBLE_DEVICES names an AMD partition.
+enum class AmdIndexMode {
+    Index,  // position as the ROCm runtime counts it (default: the only form that is
+            // unambiguous before ROCm 7, where all XCPs of one GPU share one UUID)
+    Uuid,   // the partition's UUID (ROCm 7 and later give each XCP its own)
+};
+
+// What the plugin does when explicit gres.conf Name=gpu records disagree with the hardware.
+enum class OnMismatch {
+    RegisterHardware,  // default: log the mismatch, register what is really there
+    Drain,             // log the mismatch, register no GPU: slurmctld drains the node
+};
+
+struct XpartConf {
+    std::string file;  // where it was read from ("" = built-in defaults)
+    std::string root;               // Root=: node root prefix (simulated nodes, containers);
+                                    // empty: $XPART_ROOT, else "/" (one slurmd per root)
+    bool nvidia = true;             // Vendors=
+    bool amd = true;
+    std::string nvml_library;       // NvmlLibrary= (empty: discovery's default)
+    AmdTypeNaming amd_type_naming = AmdTypeNaming::Mode;  // AmdTypeNaming=
+    AmdIndexMode amd_index_mode = AmdIndexMode::Index;    // AmdIndexMode=
+    OnMismatch on_mismatch = OnMismatch::RegisterHardware; // OnMismatch=
+};
+
+// Errors: "<file>:<line>: <Key>=<value>: <why>".
+Result<XpartConf> parse_xpart_conf(const std::string& text, const std::string& file);
+// A missing file gives the defaults (a node needs no xpart.conf); an unreadable one is an error.
+Result<XpartConf> load_xpart_conf(const std::string& path);
+
+DiscoveryOptions discovery_options(const XpartConf& conf);
+
+}  // namespace xpart

@@ -1,0 +1,87 @@
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "libxpart/gres_check.hpp"
+#include "tests/gres_plugin/sample_nodes.hpp"
+
+namespace xpart {
+namespace {
+
+struct CheckCase {
+    const char* name;
+    std::vector<ConfiguredGpu> configured;
+    std::vector<std::string> want;
+};
+
+class CheckConfigured : public ::testing::TestWithParam<CheckCase> {};
+
+TEST_P(CheckConfigured, OneLinePerContradiction) {
+    auto hw = gres_records(test::mig_node(), RootFs("/"));
+    EXPECT_EQ(check_configured(GetParam().configured, hw), GetParam().want);
+}
+
+const char* kInventory = "(1g.10gb x2, 3g.40gb x1, a100-sxm4-80gb x1)";
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CheckConfigured,
+    ::testing::Values(
+        CheckCase{"nothing_configured", {}, {}},
+        CheckCase{"matching_files_and_types",
+                  {{"gres.conf Name=gpu record #1", "1g.10gb", {"/dev/nvidia-caps/nvidia-cap84"}, 1},
+                   {"gres.conf Name=gpu record #2", "a100-sxm4-80gb", {"/dev/nvidia1"}, 1}},
+                  {}},
+        CheckCase{"matching_counts", {{"#1", "1g.10gb", {}, 2}, {"#2", "3G.40GB", {}, 1}}, {}},
+        CheckCase{"wrong_type_on_file",
+                  {{"gres.conf Name=gpu record #1", "a100", {"/dev/nvidia0"}, 1}},
+                  {"gres.conf Name=gpu record #1: Type=a100 File=/dev/nvidia0: hardware has "
+                   "/dev/nvidia0 used by 3g.40gb (MIG-aaaaaaaa-0000-0000-0000-000000000001), "
+                   "1g.10gb (MIG-aaaaaaaa-0000-0000-0000-000000000009), 1g.10gb "
+                   "(MIG-aaaaaaaa-0000-0000-0000-000000000010)"}},
+        CheckCase{"file_nobody_uses",
+                  {{"gres.conf Name=gpu record #3", "", {"/dev/nvidia7"}, 1}},
+                  {std::string("gres.conf Name=gpu record #3: File=/dev/nvidia7: hardware has no GPU "
+                               "partition using /dev/nvidia7 ") + kInventory}},
+        CheckCase{"count_too_high",
+                  {{"gres.conf Name=gpu record #1", "1g.10gb", {}, 4}},
+                  {std::string("gres.conf Name=gpu record #1: Type=1g.10gb Count=4: hardware has 2 "
+                               "of type 1g.10gb ") + kInventory}},
+        CheckCase{"drifted_profile_name",
+                  {{"gres.conf Name=gpu record #1", "3g.39gb", {}, 1}},
+                  {std::string("gres.conf Name=gpu record #1: Type=3g.39gb Count=1: hardware has 0 "
+                               "of type 3g.39gb ") + kInventory}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(CheckPresent, VanishedAndReplacedFilesAreNamed) {
+    char dir[] = "/tmp/gres_check_testXXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const std::string root = dir;
+    GresRecord r;
+    r.type = "1g.10gb";
+    r.partition_uuid = "MIG-x";
+    r.presence_paths = {root + "/access"};
+    r.files = {{"/dev/null", 1, 3, false}};  // still what it was
+    std::vector<GresRecord> records{r};
+    EXPECT_EQ(check_present(records, {true}),
+              std::vector<std::string>{"gres/gpu index 0 1g.10gb (MIG-x): " + root +
+                                       "/access: No such file or directory: the partition is "
+                                       "gone since slurmd started"});
+    EXPECT_TRUE(check_present(records, {false}).empty()) << "only allocated records are checked";
+    FILE* f = fopen((root + "/access").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    fclose(f);
+    EXPECT_TRUE(check_present(records, {true}).empty());
+    records[0].files = {{"/dev/null", 1, 5, false}};
+    EXPECT_EQ(check_present(records, {true}),
+              std::vector<std::string>{"gres/gpu index 0 1g.10gb (MIG-x): /dev/null: is now 1:3, was 1:5"});
+    records[0].files = {{root + "/access", 1, 3, false}};
+    EXPECT_EQ(check_present(records, {true}),
+              std::vector<std::string>{"gres/gpu index 0 1g.10gb (MIG-x): " + root +
+                                       "/access: is now not a character device, was 1:3"});
+    unlink((root + "/access").c_str());
+    rmdir(dir);
+}
+
+}  // namespace
+}  // namespace xpart

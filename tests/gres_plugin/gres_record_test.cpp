@@ -1,0 +1,76 @@
+#include <gtest/gtest.h>
+
+#include "libxpart/gres_record.hpp"
+#include "tests/gres_plugin/sample_nodes.hpp"
+
+namespace xpart {
+namespace {
+
+TEST(GresRecords, OnePerPartitionWithAllFilesUnderTheRoot) {
+    auto records = gres_records(test::mig_node(), RootFs("/sim/n1"));
+    ASSERT_EQ(records.size(), 4u);
+    EXPECT_EQ(records[0].type, "3g.40gb");
+    EXPECT_EQ(records[0].unique_id, "MIG-aaaaaaaa-0000-0000-0000-000000000001");
+    EXPECT_EQ(files_value(records[0]),
+              "/sim/n1/dev/nvidiactl,/sim/n1/dev/nvidia-uvm,/sim/n1/dev/nvidia-uvm-tools,"
+              "/sim/n1/dev/nvidia-caps/nvidia-cap2,/sim/n1/dev/nvidia0,"
+              "/sim/n1/dev/nvidia-caps/nvidia-cap12,/sim/n1/dev/nvidia-caps/nvidia-cap13");
+    EXPECT_EQ(records[0].cpus, (std::vector<unsigned>{0, 1, 2, 3, 4, 5, 6, 7}));
+    EXPECT_EQ(records[0].gi, 1);
+    EXPECT_EQ(records[0].gpu_minor, 0);
+    EXPECT_EQ(records[0].presence_paths,
+              std::vector<std::string>{"/sim/n1/proc/driver/nvidia/capabilities/gpu0/mig/gi1/ci0/access"});
+    // A whole GPU: its own UUID, no MIG presence file.
+    EXPECT_EQ(records[3].type, "a100-sxm4-80gb");
+    EXPECT_EQ(records[3].unique_id, "GPU-11111111-1111-1111-1111-111111111111");
+    EXPECT_TRUE(records[3].presence_paths.empty());
+    EXPECT_EQ(records[3].cpus, (std::vector<unsigned>{8, 9, 10, 11, 12, 13, 14, 15}));
+}
+
+TEST(GresRecords, RealRootKeepsNodePaths) {
+    auto records = gres_records(test::mig_node(), RootFs("/"));
+    EXPECT_EQ(records[1].files[4].path, "/dev/nvidia0");
+    EXPECT_FALSE(records[1].files[4].shared);
+    EXPECT_TRUE(records[1].files[0].shared);
+}
+
+TEST(GresRecords, AmdXcpsHaveNoUniqueIdAndRankInKfdOrder) {
+    auto records = gres_records(test::amd_cpx_node(), RootFs("/"));
+    ASSERT_EQ(records.size(), 8u);
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        EXPECT_EQ(records[i].unique_id, "") << "XCP UUIDs are shared by the whole GPU";
+        EXPECT_EQ(records[i].partition_uuid, "GPU-4f2e1c5a9b7d3e01");
+        // Discovery listed KFD nodes 9..2; ROCm counts 2..9.
+        EXPECT_EQ(records[i].kfd_node, 9 - static_cast<int>(i));
+        EXPECT_EQ(records[i].amd_rank, 7 - static_cast<int>(i));
+    }
+    EXPECT_EQ(files_value(records[0]), "/dev/kfd,/dev/dri/renderD135");
+}
+
+TEST(GresRecords, PendingMigChangeGivesNoRecords) {
+    Node n = test::mig_node();
+    n.gpus[0].mode = PartitionMode::MigPending;
+    auto records = gres_records(n, RootFs("/"));
+    ASSERT_EQ(records.size(), 1u);
+    EXPECT_EQ(records[0].type, "a100-sxm4-80gb");
+}
+
+TEST(GresRecords, SerializeRoundTrip) {
+    auto records = gres_records(test::mixed_node(), RootFs("/sim/x"));
+    auto back = parse_records(serialize_records(records));
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(*back, records);
+}
+
+TEST(GresRecords, ParseRejectsDamagedTransport) {
+    for (const char* text : {"", "{}", "[{\"vendor\":\"intel\"}]", "[{\"vendor\":\"amd\"}]"}) {
+        auto r = parse_records(text);
+        EXPECT_FALSE(r) << text;
+        if (!r) {
+            EXPECT_EQ(r.error().message.rfind("gres records: ", 0), 0u);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace xpart

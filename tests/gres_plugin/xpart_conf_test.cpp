@@ -1,0 +1,96 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "libxpart/xpart_conf.hpp"
+
+namespace xpart {
+namespace {
+
+TEST(XpartConf, DefaultsWhenEmpty) {
+    auto c = parse_xpart_conf("# nothing\n\n", "xpart.conf");
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->root, "");
+    setenv("XPART_ROOT", "/sim/from-env", 1);
+    EXPECT_EQ(discovery_options(*c).root.root(), "/sim/from-env");
+    unsetenv("XPART_ROOT");
+    EXPECT_EQ(discovery_options(*c).root.root(), "/");
+    EXPECT_TRUE(c->nvidia);
+    EXPECT_TRUE(c->amd);
+    EXPECT_EQ(c->amd_type_naming, AmdTypeNaming::Mode);
+    EXPECT_EQ(c->amd_index_mode, AmdIndexMode::Index);
+    EXPECT_EQ(c->on_mismatch, OnMismatch::RegisterHardware);
+}
+
+TEST(XpartConf, EveryKeyCaseInsensitiveSeveralPerLine) {
+    auto c = parse_xpart_conf(
+        "ROOT=/tmp/sim/node1   vendors=amd # only AMD here\n"
+        "NvmlLibrary=/opt/fake/libnvidia-ml.so.1\n"
+        "amdtypenaming=Model_Mode_Memory AmdIndexMode=UUID\n"
+        "OnMismatch=drain\n",
+        "xpart.conf");
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->root, "/tmp/sim/node1");
+    EXPECT_FALSE(c->nvidia);
+    EXPECT_TRUE(c->amd);
+    EXPECT_EQ(c->nvml_library, "/opt/fake/libnvidia-ml.so.1");
+    EXPECT_EQ(c->amd_type_naming, AmdTypeNaming::ModelModeMemory);
+    EXPECT_EQ(c->amd_index_mode, AmdIndexMode::Uuid);
+    EXPECT_EQ(c->on_mismatch, OnMismatch::Drain);
+    auto opts = discovery_options(*c);
+    EXPECT_EQ(opts.root.root(), "/tmp/sim/node1");
+    EXPECT_FALSE(opts.nvidia);
+    EXPECT_EQ(opts.nvml_library, "/opt/fake/libnvidia-ml.so.1");
+    EXPECT_EQ(opts.amd_type_naming, AmdTypeNaming::ModelModeMemory);
+}
+
+struct BadCase {
+    const char* text;
+    const char* message;  // the whole error line
+};
+
+class XpartConfErrors : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(XpartConfErrors, OneLineNamingFileLineKeyValue) {
+    auto c = parse_xpart_conf(GetParam().text, "/etc/slurm/xpart.conf");
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().message, GetParam().message);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, XpartConfErrors,
+    ::testing::Values(
+        BadCase{"Vendors=intel\n", "/etc/slurm/xpart.conf:1: Vendors=intel: unknown vendor 'intel' (expected nvidia, amd or nvidia,amd)"},
+        BadCase{"\nRoot=relative/dir\n", "/etc/slurm/xpart.conf:2: Root=relative/dir: must be an absolute path"},
+        BadCase{"AmdTypeNaming=long\n", "/etc/slurm/xpart.conf:1: AmdTypeNaming=long: expected mode, mode_memory or model_mode_memory"},
+        BadCase{"AmdIndexMode=name\n", "/etc/slurm/xpart.conf:1: AmdIndexMode=name: expected index or uuid"},
+        BadCase{"OnMismatch=ignore\n", "/etc/slurm/xpart.conf:1: OnMismatch=ignore: expected register_hardware or drain"},
+        BadCase{"Colour=blue\n", "/etc/slurm/xpart.conf:1: Colour=blue: unknown key (known: Root, Vendors, NvmlLibrary, AmdTypeNaming, AmdIndexMode, OnMismatch)"},
+        BadCase{"Root=/a\n# c\nroot=/b\n", "/etc/slurm/xpart.conf:3: root=/b: key given twice"},
+        BadCase{"Root /a\n", "/etc/slurm/xpart.conf:1: Root: expected Key=Value"},
+        BadCase{"=x\n", "/etc/slurm/xpart.conf:1: =x: expected Key=Value"},
+        BadCase{"Vendors=nvidia,,amd\n", "/etc/slurm/xpart.conf:1: Vendors=nvidia,,amd: unknown vendor '' (expected nvidia, amd or nvidia,amd)"}));
+
+TEST(XpartConf, MissingFileGivesDefaultsUnreadableIsAnError) {
+    auto missing = load_xpart_conf("/nonexistent/xpart.conf");
+    ASSERT_TRUE(missing) << missing.error().message;
+    EXPECT_EQ(missing->root, "");
+    auto dir = load_xpart_conf("/");
+    ASSERT_FALSE(dir);
+    EXPECT_NE(dir.error().message.find("/"), std::string::npos);
+}
+
+TEST(XpartConf, LoadsFromFileAndNamesIt) {
+    char path[] = "/tmp/xpart_conf_testXXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    close(fd);
+    std::ofstream(path) << "Vendors=nvidia\nAmdIndexMode=bogus\n";
+    auto c = load_xpart_conf(path);
+    unlink(path);
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().message, std::string(path) + ":2: AmdIndexMode=bogus: expected index or uuid");
+}
+
+}  // namespace
+}  // namespace xpart

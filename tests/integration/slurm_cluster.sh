@@ -1,0 +1,175 @@
+# A private Slurm cluster on loopback for one test: real slurmctld and slurmd(s), auth/none,
+# unique ClusterName, NodeNames, ports and one temporary directory; everything is removed
+# on exit (daemons by PID, slurm_<node> cgroups depth first, the directory).
+# Source it, then: cluster_init; cluster_node NAME GRES [GRES.CONF LINES...]; cluster_start
+# PLUGINDIR; run jobs with xsrun/xsbatch; cluster_stop (also run by the EXIT trap).
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "PASS: $*"; }
+
+# Root without Slurm is a failure, not a skip: CI runs as root and must have Slurm.
+require_slurm() {
+  [ "$(id -u)" = 0 ] || { echo "SKIP: needs root (cgroups, device nodes)"; exit 77; }
+  local b
+  for b in slurmctld slurmd srun sbatch squeue scontrol sinfo; do
+    command -v "$b" >/dev/null || fail "$b not installed (apt-get install slurmctld slurmd slurm-client)"
+  done
+}
+
+# Debian's own plugin directory (stock gres_gpu.so, libslurmfull.so).
+stock_plugindir() {
+  local d
+  for d in ${XPART_SLURM_STOCK_PLUGINDIR:-} /usr/lib/*/slurm-wlm /usr/lib64/slurm /usr/lib/slurm; do
+    [ -r "$d/gres_gpu.so" ] && { echo "$d"; return 0; }
+  done
+  fail "no stock gres_gpu.so found (install slurmd)"
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+cluster_init() {
+  require_slurm
+  XP_DIR=$(mktemp -d /tmp/xpart-slurm.XXXXXX)
+  chmod 755 "$XP_DIR"
+  XP_TAG=$(basename "$XP_DIR" | tr -dc 'a-zA-Z0-9' | tr 'A-Z' 'a-z' | tail -c 7)
+  XP_CLUSTER="xp${XP_TAG}"
+  XP_NODES=()
+  XP_PIDS=()
+  XP_NODE_LINES=""
+  XP_GRES_CONF=""
+  XP_CGROUP_CONF="CgroupPlugin=cgroup/v1
+ConstrainDevices=yes
+ConstrainCores=no
+ConstrainRAMSpace=no"
+  XP_EXTRA_CONF=""
+  mkdir -p "$XP_DIR/state" "$XP_DIR/spool" "$XP_DIR/log" "$XP_DIR/run" "$XP_DIR/etc"
+  trap cluster_stop EXIT
+  XP_HOST=$(hostname -s)
+  # The node's CPU layout as slurmd sees it, or slurmd complains.
+  XP_LAYOUT=$(slurmd -C | head -1 | grep -o 'CPUs=[0-9]* Boards=[0-9]* SocketsPerBoard=[0-9]* CoresPerSocket=[0-9]* ThreadsPerCore=[0-9]*')
+}
+
+# cluster_node SHORTNAME GRES [VAR=VALUE...]: a NodeName unique to this cluster (n1 ->
+# xp<tag>n1); the VAR=VALUE pairs go into that slurmd's environment (XPART_ROOT, ...).
+cluster_node() {
+  local short=$1 name="${XP_CLUSTER}$1" gres=$2 port
+  shift 2
+  eval "XP_ENV_$name=(\"\$@\")"
+  port=$(free_port)
+  XP_NODES+=("$name")
+  XP_NODE_LINES+="NodeName=$name NodeHostname=$XP_HOST NodeAddr=127.0.0.1 Port=$port $XP_LAYOUT RealMemory=1000 ${gres:+Gres=$gres}
+"
+  eval "XP_NODE_$short=$name"
+}
+
+# cluster_start PLUGINDIR: writes the configuration and waits until every node is idle.
+cluster_start() {
+  local plugindir=$1 etc=$XP_DIR/etc
+  XP_CTLD_PORT=$(free_port)
+  cat >"$etc/slurm.conf" <<CONF
+ClusterName=$XP_CLUSTER
+SlurmctldHost=$XP_HOST(127.0.0.1)
+SlurmctldPort=$XP_CTLD_PORT
+AuthType=auth/none
+CredType=cred/none
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$XP_DIR/state
+SlurmdSpoolDir=$XP_DIR/spool/%n
+SlurmctldPidFile=$XP_DIR/run/slurmctld.pid
+SlurmdPidFile=$XP_DIR/run/slurmd.%n.pid
+SlurmctldLogFile=$XP_DIR/log/slurmctld.log
+SlurmdLogFile=$XP_DIR/log/slurmd.%n.log
+PluginDir=$plugindir
+GresTypes=gpu
+ProctrackType=proctrack/cgroup
+TaskPlugin=task/cgroup,task/affinity
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+SwitchType=switch/none
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+MailProg=/bin/true
+ReturnToService=2
+SlurmctldDebug=info
+SlurmdDebug=debug
+DebugFlags=Gres
+SlurmctldTimeout=30
+SlurmdTimeout=30
+MessageTimeout=20
+$XP_EXTRA_CONF
+${XP_NODE_LINES}PartitionName=xp Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
+CONF
+  printf '%s\n' "$XP_CGROUP_CONF" >"$etc/cgroup.conf"
+  printf '%s\n' "$XP_GRES_CONF" >"$etc/gres.conf"
+  export SLURM_CONF=$etc/slurm.conf
+  slurmctld -D -i -f "$SLURM_CONF" >"$XP_DIR/log/slurmctld.out" 2>&1 &
+  XP_PIDS+=($!)
+  local n
+  for n in "${XP_NODES[@]}"; do
+    eval "local envs=(\"\${XP_ENV_$n[@]}\")"
+    env "${envs[@]}" slurmd -D -N "$n" -f "$SLURM_CONF" >"$XP_DIR/log/slurmd.$n.out" 2>&1 &
+    XP_PIDS+=($!)
+  done
+  cluster_wait_idle 60 "${XP_WANT_STATES:-idle}" ||
+    { cluster_dump; fail "cluster $XP_CLUSTER: nodes not ${XP_WANT_STATES:-idle}"; }
+}
+
+# cluster_wait_idle SECONDS: every node idle (or the wanted state in $2).
+cluster_wait_idle() {
+  local deadline=$((SECONDS + $1)) want=${2:-idle} states
+  while ((SECONDS < deadline)); do
+    states=$(sinfo -h -N -o '%T' 2>/dev/null | sort -u | tr '\n' ' ')
+    [ "$states" = "$want " ] && return 0
+    sleep 0.2
+  done
+  echo "node states: $states" >&2
+  return 1
+}
+
+cluster_dump() {
+  local f
+  for f in "$XP_DIR"/log/*; do echo "--- $f"; tail -n 40 "$f"; done >&2
+}
+
+cluster_stop() {
+  local pid i
+  for ((i = ${#XP_PIDS[@]} - 1; i >= 0; i--)); do
+    pid=${XP_PIDS[i]}
+    kill -TERM "$pid" 2>/dev/null || true
+  done
+  for pid in "${XP_PIDS[@]}"; do
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  XP_PIDS=()
+  local n d
+  for n in "${XP_NODES[@]}"; do
+    for d in /sys/fs/cgroup/*/slurm_"$n"; do
+      [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+    done
+  done
+  if [ -n "${XP_KEEP:-}" ]; then echo "kept $XP_DIR" >&2; elif [ -n "${XP_DIR:-}" ]; then rm -rf "$XP_DIR"; fi
+}
+
+# probe FILE...: "<file> OK|ENXIO|EPERM|..." per file, as open(2) answers inside the job.
+XP_PROBE='import errno, os, sys
+for p in sys.argv[1:]:
+    try:
+        os.close(os.open(p, os.O_RDONLY)); r = "OK"
+    except OSError as e:
+        r = errno.errorcode.get(e.errno, str(e.errno))
+    print(p, r)'
+
+# mknod_dev PATH MAJOR MINOR
+mknod_dev() { mkdir -p "$(dirname "$1")"; [ -e "$1" ] || mknod -m 666 "$1" c "$2" "$3"; }
+
+# env_of OUTPUT VAR: the value printed by `env` in OUTPUT for VAR ("<unset>" when absent).
+env_of() { local v; v=$(grep -m1 "^$2=" <<<"$1") && echo "${v#*=}" || echo "<unset>"; }
+
+expect_eq() { [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"; }
