@@ -5,6 +5,7 @@
 // Flags token, a key given twice) this parser fails: a checker must not guess.
 #include "libxpart/gres_conf.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <limits>
@@ -110,7 +111,16 @@ Result<std::vector<KeyValue>> split_pairs(const std::string& s) {
                          "\": expected Key=Value"};
         }
         ++i;
-        if (i == s.size() || std::isspace(static_cast<unsigned char>(s[i])))
+        // Slurm allows blanks after '=' but then reads "Type= File=x" as Type="File=x"; we
+        // call that what it almost surely is.
+        const std::size_t after_equals = i;
+        skip_space();
+        const std::size_t token_end = s.find_first_of(" \t", i);
+        const std::string token = s.substr(i, token_end == std::string::npos ? token_end : token_end - i);
+        const std::size_t eq = token.find('=');
+        if (i == s.size() ||
+            (i > after_equals && eq != std::string::npos && eq > 0 &&
+             std::all_of(token.begin(), token.begin() + static_cast<long>(eq), is_key_char)))
             return Error{kv.key + "=: empty value"};
         if (s[i] == '"') {
             std::size_t close = s.find('"', i + 1);
