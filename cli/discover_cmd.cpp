@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "cli/command.hpp"
 #include "cli/discover_table.hpp"
@@ -43,13 +44,10 @@ std::string short_hostname() {
     return name.substr(0, name.find('.'));
 }
 
-int check(const DiscoverArgs& args, const Node& node, const RootFs& root) {
-    // The gres.conf named on the command line is a host file, not a file of the node.
-    auto conf = read_gres_conf(RootFs("/"), args.check_file);
-    if (!conf) return fail(conf.error().message);
+int check(const DiscoverArgs& args, const GresConf& conf, const Node& node, const RootFs& root) {
     const std::string node_name = args.node_name.empty() ? short_hostname() : args.node_name;
     GresCheckOptions options{root, args.check_file, {}};
-    const auto mismatches = check_gres_records(records_for_node(*conf, node_name), node, options);
+    const auto mismatches = check_gres_records(records_for_node(conf, node_name), node, options);
     for (const GresMismatch& m : mismatches) (m.note ? std::cerr : std::cout) << m.to_string() << "\n";
     return has_differences(mismatches) ? kExitDifferences : kExitOk;
 }
@@ -61,9 +59,17 @@ int run_discover(const DiscoverArgs& args, const GlobalOptions& global) {
     options.amd = args.vendor != "nvidia";
     options.nvml_library = args.nvml_library;
     options.amd_type_naming = args.amd_type_naming;
+    // The gres.conf named on the command line is a host file, not a file of the node; a bad
+    // one is reported before discovery runs.
+    std::optional<GresConf> conf;
+    if (!args.check_file.empty()) {
+        auto parsed = read_gres_conf(RootFs("/"), args.check_file);
+        if (!parsed) return fail(parsed.error().message);
+        conf = std::move(*parsed);
+    }
     auto node = discover(options);
     if (!node) return fail(node.error().message);
-    if (!args.check_file.empty()) return check(args, *node, options.root);
+    if (conf) return check(args, *conf, *node, options.root);
     if (args.json)
         std::cout << to_json(*node).dump(2) << "\n";
     else if (args.gres_conf)
