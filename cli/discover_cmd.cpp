@@ -46,7 +46,9 @@ std::string short_hostname() {
 
 int check(const DiscoverArgs& args, const GresConf& conf, const Node& node, const RootFs& root) {
     const std::string node_name = args.node_name.empty() ? short_hostname() : args.node_name;
-    GresCheckOptions options{root, args.check_file, {}};
+    GresCheckOptions options;  // with the default, drift-tolerant type matcher
+    options.root = root;
+    options.file = args.check_file;
     const auto mismatches = check_gres_records(records_for_node(conf, node_name), node, options);
     for (const GresMismatch& m : mismatches) (m.note ? std::cerr : std::cout) << m.to_string() << "\n";
     return has_differences(mismatches) ? kExitDifferences : kExitOk;
