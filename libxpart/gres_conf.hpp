@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "libxpart/mig_naming.hpp"
 #include "libxpart/node.hpp"
 #include "libxpart/result.hpp"
 #include "libxpart/root_fs.hpp"
@@ -87,7 +88,9 @@ using TypeMatcher = std::function<bool(const std::string& configured,
 struct GresCheckOptions {
     RootFs root;               // to accept host paths of a simulated node's device files
     std::string file;          // gres.conf path used for whole-file findings
-    TypeMatcher types_match;   // empty: types must be equal (case-insensitively)
+    // Default: mig_types_match (libxpart/mig_naming.hpp), which accepts driver drift and
+    // nothing else. Empty: types must be equal (case-insensitively).
+    TypeMatcher types_match = mig_types_match;
 };
 
 // Compares the node's `gpu` records (others are ignored) with the hardware. Each difference is

@@ -20,7 +20,7 @@ namespace {
 
 struct SimCase {
     const char* spec;     // sim/specs/<spec>.json
-    const char* golden;   // tests/libxpart/golden/<golden>.json, or nullptr when none is kept
+    const char* golden;   // tests/libxpart/golden/<golden>.json (the discovery goldens)
     bool nvidia;          // install and use the fake NVML
     std::size_t gpus;
     std::size_t partitions;
@@ -115,13 +115,10 @@ TEST_P(DiscoverSim, JsonIsTheNode) {
     ASSERT_TRUE(node.ok()) << node.error().message;
     EXPECT_EQ(node->gpus.size(), GetParam().gpus);
     EXPECT_EQ(node->partition_count(), GetParam().partitions);
-    if (GetParam().golden) {
-        const std::string golden =
-            source_dir() + "/tests/libxpart/golden/" + GetParam().golden + ".json";
-        const std::string text = read_text(golden);
-        ASSERT_FALSE(text.empty()) << golden << " is missing";
-        EXPECT_EQ(json, nlohmann::json::parse(text)) << "differs from " << golden;
-    }
+    const std::string golden = source_dir() + "/tests/libxpart/golden/" + GetParam().golden + ".json";
+    const std::string text = read_text(golden);
+    ASSERT_FALSE(text.empty()) << golden << " is missing";
+    EXPECT_EQ(json, nlohmann::json::parse(text)) << "differs from " << golden;
 }
 
 TEST_P(DiscoverSim, TableHasEveryGpuAndPartition) {
@@ -215,7 +212,7 @@ TEST_P(DiscoverSim, ExtraRecordAndWrongCoresAreOneLineEach) {
 }
 
 const SimCase kA100Guide{"a100-guide", "a100-guide", true, 8, 26};
-const SimCase kSimCases[] = {kA100Guide, {"mi300x-cpx-8gpu", nullptr, false, 8, 64}};
+const SimCase kSimCases[] = {kA100Guide, {"mi300x-cpx-8gpu", "mi300x-cpx-8gpu", false, 8, 64}};
 
 // MIG nodes only: profile names that drift between drivers.
 class DiscoverSimMig : public DiscoverSim {};
