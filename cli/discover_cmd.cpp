@@ -1,9 +1,119 @@
-// PLACEHOLDER: `xpart discover` is not implemented yet.
+// `xpart discover`: what partitions this node has, as a table, JSON or gres.conf lines, or a
+// check of an existing gres.conf against the hardware (exit 3 on differences, like
+// `mig-parted assert` exits non-zero on drift).
+#include <unistd.h>
+
 #include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+
 #include "cli/command.hpp"
+#include "cli/discover_table.hpp"
+#include "libxpart/discovery.hpp"
+#include "libxpart/gres_conf.hpp"
+#include "libxpart/node_json.hpp"
+
 namespace xpart::cli {
-void add_discover_command(CLI::App& app, const GlobalOptions&, Runner& run) {
-    auto* cmd = app.add_subcommand("discover", "(not implemented yet)");
-    cmd->callback([&run] { run = [] { std::cerr << "xpart discover: not implemented\n"; return 2; }; });
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;
+constexpr int kExitDifferences = 3;
+
+struct DiscoverArgs {
+    bool json = false;
+    bool gres_conf = false;
+    std::string check_file;
+    std::string vendor = "all";
+    std::string nvml_library;
+    AmdTypeNaming amd_type_naming = AmdTypeNaming::Mode;
+    std::string node_name;
+};
+
+int fail(const std::string& message) {
+    std::cerr << "xpart discover: " << message << "\n";
+    return kExitError;
 }
+
+std::string short_hostname() {
+    char buf[256] = {};
+    if (gethostname(buf, sizeof buf - 1) != 0) return "";
+    std::string name(buf);
+    return name.substr(0, name.find('.'));
+}
+
+int check(const DiscoverArgs& args, const GresConf& conf, const Node& node, const RootFs& root) {
+    const std::string node_name = args.node_name.empty() ? short_hostname() : args.node_name;
+    GresCheckOptions options;  // with the default, drift-tolerant type matcher
+    options.root = root;
+    options.file = args.check_file;
+    const auto mismatches = check_gres_records(records_for_node(conf, node_name), node, options);
+    for (const GresMismatch& m : mismatches) (m.note ? std::cerr : std::cout) << m.to_string() << "\n";
+    return has_differences(mismatches) ? kExitDifferences : kExitOk;
+}
+
+int run_discover(const DiscoverArgs& args, const GlobalOptions& global) {
+    DiscoveryOptions options;
+    options.root = global.root.empty() ? RootFs::from_env() : RootFs(global.root);
+    options.nvidia = args.vendor != "amd";
+    options.amd = args.vendor != "nvidia";
+    options.nvml_library = args.nvml_library;
+    options.amd_type_naming = args.amd_type_naming;
+    // The gres.conf named on the command line is a host file, not a file of the node; a bad
+    // one is reported before discovery runs.
+    std::optional<GresConf> conf;
+    if (!args.check_file.empty()) {
+        auto parsed = read_gres_conf(RootFs("/"), args.check_file);
+        if (!parsed) return fail(parsed.error().message);
+        conf = std::move(*parsed);
+    }
+    auto node = discover(options);
+    if (!node) return fail(node.error().message);
+    if (conf) return check(args, *conf, *node, options.root);
+    if (args.json)
+        std::cout << to_json(*node).dump(2) << "\n";
+    else if (args.gres_conf)
+        std::cout << render_gres_conf(*node, options.root);
+    else
+        std::cout << render_node_table(*node);
+    return kExitOk;
+}
+
+}  // namespace
+
+void add_discover_command(CLI::App& app, const GlobalOptions& global, Runner& run) {
+    auto args = std::make_shared<DiscoverArgs>();
+    auto* cmd = app.add_subcommand(
+        "discover", "List the node's GPUs and partitions; write or check gres.conf");
+    auto* json = cmd->add_flag("--json", args->json, "the node model as JSON");
+    auto* gres = cmd->add_flag("--gres-conf", args->gres_conf,
+                               "gres.conf lines, one per partition, ready to paste");
+    auto* check_opt =
+        cmd->add_option("--check", args->check_file,
+                        "compare this gres.conf with the hardware: exit 0 when they agree, 3 "
+                        "with one line per difference");
+    json->excludes(gres)->excludes(check_opt);
+    gres->excludes(check_opt);
+    cmd->add_option("--node-name", args->node_name,
+                    "with --check: the NodeName= to select records for (default: short hostname)")
+        ->needs(check_opt);
+    cmd->add_option("--vendor", args->vendor, "which GPUs to look for")
+        ->check(CLI::IsMember({"nvidia", "amd", "all"}))
+        ->capture_default_str();
+    cmd->add_option("--nvml-library", args->nvml_library, "NVML library to load")
+        ->envname("XPART_NVML_LIBRARY");
+    const std::map<std::string, AmdTypeNaming> namings{
+        {"mode", AmdTypeNaming::Mode},
+        {"mode_memory", AmdTypeNaming::ModeMemory},
+        {"model_mode_memory", AmdTypeNaming::ModelModeMemory}};
+    cmd->add_option("--amd-type-naming", args->amd_type_naming,
+                    "GRES type of AMD partitions: cpx, cpx.nps4 or mi300x.cpx.nps4")
+        ->transform(CLI::CheckedTransformer(namings, CLI::ignore_case));
+    cmd->callback([args, &global, &run] {
+        run = [args, &global] { return run_discover(*args, global); };
+    });
+}
+
 }  // namespace xpart::cli

@@ -1,0 +1,266 @@
+// `xpart discover` on simulated nodes built by `xpart-sim build` (an NVIDIA MIG node with the
+// fake NVML, an 8 x MI300X CPX node): JSON against the discovery goldens, the table, and the
+// --gres-conf -> --check round trip with exact difference lines for edited files.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+#include <regex>
+
+#include "libxpart/gres_conf.hpp"
+#include "libxpart/node_json.hpp"
+#include "libxpart/text.hpp"
+#include "tests/cli/run_command.hpp"
+
+namespace xpart::test {
+namespace {
+
+struct SimCase {
+    const char* spec;     // sim/specs/<spec>.json
+    const char* golden;   // tests/libxpart/golden/<golden>.json (the discovery goldens)
+    bool nvidia;          // install and use the fake NVML
+    std::size_t gpus;
+    std::size_t partitions;
+};
+
+class DiscoverSim : public ::testing::TestWithParam<SimCase> {
+protected:
+    void SetUp() override {
+        root_ = built_root(GetParam().spec);
+        ASSERT_FALSE(root_.empty());
+    }
+
+    // Building a root takes seconds on a loaded machine: one per spec for the whole program
+    // (the tests only read it). Removed when the program exits.
+    static std::string built_root(const std::string& spec_name) {
+        static std::map<std::string, std::unique_ptr<TempDir>> roots;
+        auto& dir = roots[spec_name];
+        if (!dir) {
+            dir = std::make_unique<TempDir>();
+            const std::string spec = source_dir() + "/sim/specs/" + spec_name + ".json";
+            const auto built = run_command({build_dir() + "/xpart-sim", "build", spec, dir->path() + "/root"});
+            if (built.exit_code != 0) {
+                ADD_FAILURE() << "xpart-sim build " << spec << ": " << built.err;
+                dir.reset();
+                return "";
+            }
+        }
+        return dir->path() + "/root";
+    }
+
+    CommandResult discover(const std::vector<std::string>& args) const {
+        std::vector<std::string> argv{build_dir() + "/xpart", "--root", root_, "discover"};
+        if (GetParam().nvidia) {
+            argv.push_back("--nvml-library");
+            argv.push_back(root_ + "/usr/lib/xpart-sim/libnvidia-ml.so.1");
+        }
+        argv.insert(argv.end(), args.begin(), args.end());
+        return run_command(argv);
+    }
+
+    Node discovered() const {
+        const auto r = discover({"--json"});
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        auto node = node_from_json(nlohmann::json::parse(r.out));
+        EXPECT_TRUE(node.ok()) << node.error().message;
+        return node.ok() ? *node : Node{};
+    }
+
+    // Writes the generated gres.conf; returns its path.
+    std::string generated_conf() const {
+        const auto r = discover({"--gres-conf"});
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        const std::string path = work_.path() + "/gres.conf";
+        write_text(path, r.out);
+        return path;
+    }
+
+    TempDir work_;
+    std::string root_;
+};
+
+// "GPU 0 MIG 1g.5gb gi 7 ci 0 (MIG-...)" / "GPU 0 XCP 3 cpx (GPU-...)": how check names one.
+std::string describe(std::size_t gpu_position, const Gpu& g, const Partition& p) {
+    std::string out = "GPU " + std::to_string(gpu_position) + " ";
+    if (g.vendor == Vendor::Amd)
+        out += "XCP " + std::to_string(p.index) + " " + p.type;
+    else
+        out += "MIG " + p.type + " gi " + std::to_string(p.gi) + " ci " + std::to_string(p.ci);
+    return out + " (" + p.uuid + ")";
+}
+
+// 1-based numbers of the record (non-comment) lines of a gres.conf.
+std::vector<std::size_t> record_lines(const std::vector<std::string>& lines) {
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < lines.size(); ++i)
+        if (!lines[i].empty() && lines[i][0] != '#') out.push_back(i + 1);
+    return out;
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+    std::string out;
+    for (const std::string& l : lines) out += l + "\n";
+    return out;
+}
+
+TEST_P(DiscoverSim, JsonIsTheNode) {
+    const auto r = discover({"--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    const auto json = nlohmann::json::parse(r.out);
+    auto node = node_from_json(json);
+    ASSERT_TRUE(node.ok()) << node.error().message;
+    EXPECT_EQ(node->gpus.size(), GetParam().gpus);
+    EXPECT_EQ(node->partition_count(), GetParam().partitions);
+    const std::string golden = source_dir() + "/tests/libxpart/golden/" + GetParam().golden + ".json";
+    const std::string text = read_text(golden);
+    ASSERT_FALSE(text.empty()) << golden << " is missing";
+    EXPECT_EQ(json, nlohmann::json::parse(text)) << "differs from " << golden;
+}
+
+TEST_P(DiscoverSim, TableHasEveryGpuAndPartition) {
+    const Node node = discovered();
+    const auto r = discover({});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto lines = lines_of(r.out);
+    std::size_t gpu_lines = 0, partition_rows = 0;
+    for (const std::string& l : lines) {
+        if (l.rfind("GPU ", 0) == 0) ++gpu_lines;
+        if (l.rfind("    ", 0) == 0 && l.rfind("    idx ", 0) != 0) ++partition_rows;
+    }
+    EXPECT_EQ(gpu_lines, node.gpus.size()) << r.out;
+    EXPECT_EQ(partition_rows, node.partition_count()) << r.out;
+    for (std::size_t i = 0; i < node.gpus.size(); ++i) {
+        EXPECT_NE(r.out.find("GPU " + std::to_string(i) + "  "), std::string::npos);
+        EXPECT_NE(r.out.find(node.gpus[i].uuid), std::string::npos);
+        for (const Partition& p : node.gpus[i].partitions)
+            EXPECT_NE(r.out.find(p.uuid), std::string::npos) << p.uuid;
+    }
+}
+
+TEST_P(DiscoverSim, GresConfNamesRealDeviceFiles) {
+    const auto lines = lines_of(read_text(generated_conf()));
+    auto conf = parse_gres_conf(join_lines(lines), "generated");
+    ASSERT_TRUE(conf.ok()) << conf.error().message;
+    EXPECT_EQ(conf->records.size(), GetParam().partitions);
+    for (const GresRecord& r : conf->records) {
+        ASSERT_FALSE(r.device_paths().empty());
+        for (const std::string& path : r.device_paths()) {
+            struct stat st {};
+            ASSERT_EQ(stat(path.c_str(), &st), 0) << path;
+            EXPECT_TRUE(S_ISCHR(st.st_mode)) << path;
+            EXPECT_EQ(path.rfind(root_ + "/dev/", 0), 0u) << path;
+        }
+    }
+}
+
+TEST_P(DiscoverSim, GeneratedGresConfChecksClean) {
+    const auto r = discover({"--check", generated_conf()});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, "");
+}
+
+TEST_P(DiscoverSim, ChangedTypeIsOneLine) {
+    const Node node = discovered();
+    const std::string path = generated_conf();
+    auto lines = lines_of(read_text(path));
+    const std::size_t first = record_lines(lines).at(0);
+    const std::string type = node.gpus[0].partitions[0].type;
+    lines[first - 1] = std::regex_replace(lines[first - 1], std::regex("Type=[^ ]+"), "Type=bogus");
+    write_text(path, join_lines(lines));
+    const auto r = discover({"--check", path});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_EQ(r.out, path + ":" + std::to_string(first) + ": type differs: Type=bogus, the hardware has " +
+                         type + " (" + describe(0, node.gpus[0], node.gpus[0].partitions[0]) + ")\n");
+}
+
+TEST_P(DiscoverSim, RemovedRecordIsAMissingPartition) {
+    const Node node = discovered();
+    const std::string path = generated_conf();
+    auto lines = lines_of(read_text(path));
+    const std::size_t last = record_lines(lines).back();
+    const std::string removed = lines[last - 1];
+    lines.erase(lines.begin() + static_cast<long>(last - 1));
+    write_text(path, join_lines(lines));
+    const Gpu& gpu = node.gpus.back();
+    const auto r = discover({"--check", path});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_EQ(r.out, path + ": missing partition: " +
+                         describe(node.gpus.size() - 1, gpu, gpu.partitions.back()) +
+                         " has no record; expected: " + removed + "\n");
+}
+
+TEST_P(DiscoverSim, ExtraRecordAndWrongCoresAreOneLineEach) {
+    const Node node = discovered();
+    const std::string path = generated_conf();
+    auto lines = lines_of(read_text(path));
+    const std::size_t first = record_lines(lines).at(0);
+    lines[first - 1] = std::regex_replace(lines[first - 1], std::regex("Cores=[^ ]+"), "Cores=1");
+    lines.push_back("Name=gpu Type=x File=/dev/nvidia99");
+    write_text(path, join_lines(lines));
+    const auto r = discover({"--check", path});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_EQ(r.out, path + ":" + std::to_string(first) + ": cores differ: Cores=1, GPU 0 is local to CPUs " +
+                         format_cpu_list(node.gpus[0].cpus) + "\n" + path + ":" +
+                         std::to_string(lines.size()) +
+                         ": extra record: File=/dev/nvidia99: no partition on this node uses "
+                         "/dev/nvidia99\n");
+}
+
+const SimCase kA100Guide{"a100-guide", "a100-guide", true, 8, 26};
+const SimCase kSimCases[] = {kA100Guide, {"mi300x-cpx-8gpu", "mi300x-cpx-8gpu", false, 8, 64}};
+
+// MIG nodes only: profile names that drift between drivers.
+class DiscoverSimMig : public DiscoverSim {};
+
+TEST_P(DiscoverSimMig, DriftedMigTypeIsANoteNotADifference) {
+    const std::string path = generated_conf();
+    auto lines = lines_of(read_text(path));
+    std::size_t drifted = 0;
+    for (std::size_t n : record_lines(lines)) {
+        if (lines[n - 1].find(" Type=3g.20gb ") == std::string::npos) continue;
+        lines[n - 1] = std::regex_replace(lines[n - 1], std::regex("Type=3g.20gb"), "Type=3g.19gb");
+        drifted = n;
+        break;
+    }
+    ASSERT_NE(drifted, 0u) << "the spec has no 3g.20gb partition";
+    write_text(path, join_lines(lines));
+    const auto r = discover({"--check", path});
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, path + ":" + std::to_string(drifted) +
+                         ": note: Type=3g.19gb accepted as 3g.20gb (MIG profile names drift "
+                         "between drivers)\n");
+}
+
+TEST_P(DiscoverSimMig, FarOffMigTypeIsADifference) {
+    const std::string path = generated_conf();
+    std::string text = read_text(path);
+    const std::size_t at = text.find(" Type=3g.20gb ");
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, 14, " Type=3g.10gb ");
+    write_text(path, text);
+    const auto r = discover({"--check", path});
+    EXPECT_EQ(r.exit_code, 3);
+    ASSERT_EQ(lines_of(r.out).size(), 1u) << r.out;
+    EXPECT_NE(r.out.find(": type differs: Type=3g.10gb, the hardware has 3g.20gb (GPU 2 MIG 3g.20gb gi 1 ci 0 "),
+              std::string::npos) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Specs, DiscoverSimMig, ::testing::Values(kA100Guide),
+                         [](const auto&) { return std::string("a100_guide"); });
+
+INSTANTIATE_TEST_SUITE_P(Specs, DiscoverSim, ::testing::ValuesIn(kSimCases),
+                         [](const auto& info) {
+                             std::string name = info.param.spec;
+                             for (char& c : name)
+                                 if (c == '-') c = '_';
+                             return name;
+                         });
+
+}  // namespace
+}  // namespace xpart::test
