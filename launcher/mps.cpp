@@ -16,6 +16,8 @@
 #include "launcher/spawn.hpp"
 #include "libxpart/text.hpp"
 
+extern char** environ;
+
 namespace xpart::launch {
 namespace {
 
@@ -51,8 +53,9 @@ pid_t pid_file_pid(const MpsConfig& c, const std::string& instance) {
 }
 
 EnvMap daemon_env(const MpsConfig& c, const MpsInstance& inst) {
-    EnvMap env;
-    if (const char* path = std::getenv("PATH")) env["PATH"] = path;
+    // The caller's environment (PATH, LD_LIBRARY_PATH for the driver) with the instance's own
+    // device and directories.
+    EnvMap env = env_from_environ(environ);
     env["CUDA_VISIBLE_DEVICES"] = inst.uuid;
     env["CUDA_MPS_PIPE_DIRECTORY"] = mps_pipe_dir(c, inst.name);
     env["CUDA_MPS_LOG_DIRECTORY"] = mps_log_dir(c, inst.name);
@@ -139,6 +142,7 @@ pid_t live_daemon_pid(const MpsConfig& c, const std::string& instance) {
 Status start_daemons(const MpsConfig& c, const std::vector<MpsInstance>& instances) {
     const auto deadline = Clock::now() + c.timeout;
     std::vector<std::pair<pid_t, const MpsInstance*>> started;
+    if (auto s = make_private_dir(c.job_dir, c.uid, c.gid); !s) return s;
     for (const auto& inst : instances) {
         if (live_daemon_pid(c, inst.name) > 0) continue;
         const std::string top = c.job_dir + "/" + inst.name;

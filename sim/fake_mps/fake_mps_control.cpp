@@ -120,6 +120,11 @@ std::string Daemon::handle(const std::string& line, bool& quit) {
         if (pid == 0) {
             // The "server": lives until the control daemon goes away.
             prctl(PR_SET_PDEATHSIG, SIGTERM);
+            // Drop the daemon's sockets: a held client connection would never see EOF.
+            for (int fd = 3; fd < 1024; ++fd) close(fd);
+            sigset_t none;
+            sigemptyset(&none);
+            sigprocmask(SIG_SETMASK, &none, nullptr);
             if (getuid() == 0 && uid != 0 && setuid(static_cast<uid_t>(uid)) != 0) _exit(1);
             for (;;) pause();
         }
@@ -204,6 +209,11 @@ int Daemon::run(bool foreground) {
         close(ready[1]);
         ready[1] = -1;
     }
+    // The pid file comes first, the control socket when the daemon is ready to answer.
+    if (FILE* f = std::fopen(pid_path.c_str(), "w")) {
+        std::fprintf(f, "%d\n", getpid());
+        std::fclose(f);
+    }
     if (const char* d = std::getenv("FAKE_MPS_START_DELAY_MS")) usleep(static_cast<useconds_t>(std::atoi(d)) * 1000);
 
     sockaddr_un addr = control_address();
@@ -213,10 +223,6 @@ int Daemon::run(bool foreground) {
         listen(listen_fd_, 64) != 0) {
         log(std::string("Cannot listen on ") + addr.sun_path + ": " + std::strerror(errno));
         return 1;
-    }
-    if (FILE* f = std::fopen(pid_path.c_str(), "w")) {
-        std::fprintf(f, "%d\n", getpid());
-        std::fclose(f);
     }
     log("Control daemon started, pid " + std::to_string(getpid()) + ", device " +
         env_or("CUDA_VISIBLE_DEVICES", "(all)"));
