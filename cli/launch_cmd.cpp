@@ -72,11 +72,10 @@ Result<MpsConfig> mps_config(const LaunchOptions& o, const EnvMap& env) {
             return c;
         }
     }
-    std::string base = system_base;
-    if (o.mps_dir.empty()) {
-        base = user_runtime_base(c.uid);
+    // A base we create is ours alone; an existing one (a site's shared base) is used as is.
+    std::string base = o.mps_dir.empty() ? user_runtime_base(c.uid) : o.mps_dir;
+    if (o.mps_dir.empty() || access(base.c_str(), F_OK) != 0)
         if (auto s = make_private_dir(base, c.uid, c.gid); !s) return s.error();
-    }
     c.job_dir = base + "/job-" + *key;
     return c;
 }
