@@ -357,3 +357,42 @@ TEST_F(LaunchCliTest, PrologStartRanksJoinEpilogStop) {
 
 }  // namespace
 }  // namespace xpart::launch
+
+namespace xpart::launch {
+namespace {
+
+// The shipped hooks, run as Slurm would run them (as root, with the job's variables).
+TEST_F(LaunchCliTest, PrologAndEpilogHooksAsShipped) {
+    const std::string base = dir_ + "/mps";
+    EnvMap env{{"SLURM_JOB_ID", "4242"}, {"SLURM_JOB_UID", std::to_string(getuid())},
+               {"SLURM_JOB_CONSTRAINTS", "bigmem,xpart-mps"},
+               {"CUDA_VISIBLE_DEVICES", all_uuids(3, 1)}, {"XPART", builddir() + "/xpart"},
+               {"XPART_MPS_CONTROL", fake_}, {"XPART_MPS_DIR", base},
+               {"XPART_NODE_JSON", node_json_}};
+    auto run_hook = [&](const std::string& hook, const EnvMap& e) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            for (const auto& [k, v] : e) setenv(k.c_str(), v.c_str(), 1);
+            execl("/bin/bash", "bash", hook.c_str(), static_cast<char*>(nullptr));
+            _exit(126);
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    };
+    const std::string prolog = srcdir() + "/etc/prolog.d/xpart-mps.sh";
+    const std::string epilog = srcdir() + "/etc/epilog.d/xpart-mps.sh";
+    // Not asked for: nothing starts.
+    EnvMap plain = env;
+    plain["SLURM_JOB_CONSTRAINTS"] = "bigmem";
+    EXPECT_EQ(run_hook(prolog, plain), 0);
+    EXPECT_EQ(live_daemons(base), 0);
+    ASSERT_EQ(run_hook(prolog, env), 0);
+    EXPECT_EQ(live_daemons(base), 3);
+    ASSERT_EQ(run_hook(epilog, env), 0);
+    EXPECT_EQ(live_daemons(base), 0);
+    EXPECT_FALSE(fs::exists(base + "/job-4242"));
+}
+
+}  // namespace
+}  // namespace xpart::launch
