@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <thread>
 
@@ -80,6 +81,21 @@ std::vector<std::string> instance_names(const std::string& job_dir) {
     }
     std::sort(names.begin(), names.end());
     return names;
+}
+
+// Runs `step` for every instance at once (each waits on its own helper process) and returns
+// the first error in instance order: seven instances cost about what one does.
+template <class Step>
+Status for_each_parallel(const std::vector<MpsInstance>& instances, Step step) {
+    std::vector<std::future<Status>> results;
+    for (const auto& inst : instances)
+        results.push_back(std::async(std::launch::async, [&step, &inst] { return step(inst); }));
+    Status first = ok_status();
+    for (auto& r : results) {
+        Status s = r.get();
+        if (first && !s) first = s;
+    }
+    return first;
 }
 
 }  // namespace
@@ -166,39 +182,44 @@ Status start_daemons(const MpsConfig& c, const std::vector<MpsInstance>& instanc
                          "/control.log"};
     }
     if (auto s = wait_ready(c, instances); !s) return s;
-    for (const auto& [pid, inst] : started) {
-        auto r = control_command(c, *inst, "start_server -uid " + std::to_string(c.uid), c.timeout);
+    std::vector<MpsInstance> fresh;
+    for (const auto& [pid, inst] : started) fresh.push_back(*inst);
+    return for_each_parallel(fresh, [&](const MpsInstance& inst) -> Status {
+        auto r = control_command(c, inst, "start_server -uid " + std::to_string(c.uid), c.timeout);
         if (!r) return r.error();
         if (r->exit_status != 0 || !trim(r->output).empty())
-            return Error{"MPS " + inst->uuid + ": start_server -uid " + std::to_string(c.uid) +
+            return Error{"MPS " + inst.uuid + ": start_server -uid " + std::to_string(c.uid) +
                          " failed: " + trim(r->output)};
+        return ok_status();
+    });
+}
+
+// One instance: polls until its daemon answers get_server_list, fails early if it died.
+Status wait_one_ready(const MpsConfig& c, const MpsInstance& inst, Clock::time_point deadline) {
+    for (;;) {
+        pid_t pid = pid_file_pid(c, inst.name);
+        if (pid > 0 && !is_daemon(pid, c.control))
+            return Error{"MPS control daemon for " + inst.uuid + " (pid " + std::to_string(pid) +
+                         ") died; see " + mps_log_dir(c, inst.name) + "/control.log"};
+        if (pid > 0) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+            auto r = control_command(c, inst, "get_server_list",
+                                     std::max(left, std::chrono::milliseconds(1)));
+            if (r && r->exit_status == 0) return ok_status();
+        }
+        if (Clock::now() >= deadline)
+            return Error{"MPS control daemon for " + inst.uuid + " did not answer within " +
+                         std::to_string(c.timeout.count()) + " ms; see " +
+                         mps_log_dir(c, inst.name) + "/control.log"};
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    return ok_status();
 }
 
 Status wait_ready(const MpsConfig& c, const std::vector<MpsInstance>& instances) {
     const auto deadline = Clock::now() + c.timeout;
-    for (const auto& inst : instances) {
-        for (;;) {
-            pid_t pid = pid_file_pid(c, inst.name);
-            if (pid > 0 && !is_daemon(pid, c.control))
-                return Error{"MPS control daemon for " + inst.uuid + " (pid " +
-                             std::to_string(pid) + ") died; see " + mps_log_dir(c, inst.name) +
-                             "/control.log"};
-            if (pid > 0) {
-                auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-                auto r = control_command(c, inst, "get_server_list",
-                                         std::max(left, std::chrono::milliseconds(1)));
-                if (r && r->exit_status == 0) break;
-            }
-            if (Clock::now() >= deadline)
-                return Error{"MPS control daemon for " + inst.uuid + " did not answer within " +
-                             std::to_string(c.timeout.count()) + " ms; see " +
-                             mps_log_dir(c, inst.name) + "/control.log"};
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        }
-    }
-    return ok_status();
+    return for_each_parallel(instances, [&](const MpsInstance& inst) {
+        return wait_one_ready(c, inst, deadline);
+    });
 }
 
 std::vector<MpsDaemonState> daemon_states(const MpsConfig& c, bool probe) {
