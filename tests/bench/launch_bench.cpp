@@ -8,6 +8,7 @@
 // Run: XPART_BUILDDIR=_build _build/tests/bench/launch_bench --benchmark_repetitions=10
 //      --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,7 +38,8 @@ std::string builddir() {
 struct Command {
     std::vector<std::string> argv, envs;
     std::vector<char*> a, e;
-    Command(std::vector<std::string> args, const EnvMap& env) : argv(std::move(args)), envs(env_to_strings(env)) {
+    Command(std::vector<std::string> args, const EnvMap& env)
+        : argv(std::move(args)), envs(env_to_strings(env)) {
         for (auto& s : argv) a.push_back(s.data());
         a.push_back(nullptr);
         for (auto& s : envs) e.push_back(s.data());
@@ -48,6 +50,8 @@ struct Command {
         auto t0 = Clock::now();
         pid_t pid = fork();
         if (pid == 0) {
+            int devnull = open("/dev/null", O_WRONLY);
+            dup2(devnull, 1);
             execvpe(a[0], a.data(), e.data());
             _exit(127);
         }
@@ -97,6 +101,13 @@ void BM_ExecLaunch(benchmark::State& state) {
     for (auto _ : state) state.SetIterationTime(c.run());
 }
 BENCHMARK(BM_ExecLaunch)->Name("Exec/xpart_launch_true")->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// The floor: starting the xpart binary at all (dynamic loading, CLI11), without launching.
+void BM_ExecVersion(benchmark::State& state) {
+    Command c({builddir() + "/xpart", "--version"}, rank_env());
+    for (auto _ : state) state.SetIterationTime(c.run());
+}
+BENCHMARK(BM_ExecVersion)->Name("Exec/xpart_version")->UseManualTime()->Unit(benchmark::kMillisecond);
 
 void BM_LaunchOverhead(benchmark::State& state) {
     Command plain = true_cmd(), launched = launch_cmd();
