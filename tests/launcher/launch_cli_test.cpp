@@ -136,6 +136,17 @@ protected:
         a.insert(a.end(), extra_args.begin(), extra_args.end());
         return a;
     }
+    // A file each rank's program touches once it runs.
+    std::string started(int local) { return dir_ + "/started." + std::to_string(local); }
+    bool wait_started(int ranks) {
+        for (int i = 0; i < 1000; ++i) {
+            int n = 0;
+            for (int l = 0; l < ranks; ++l) n += fs::exists(started(l));
+            if (n == ranks) return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        return false;
+    }
     std::string dir_, node_json_, fake_;
 };
 
@@ -251,16 +262,12 @@ TEST_F(LaunchCliTest, MpsOneDaemonPerInstanceDuringTheStepNoneAfter) {
         procs.push_back(start_xpart(
             launch({"--mps", "--mps-control", fake_, "--mps-dir", base, "--", "sh", "-c",
                     "echo $CUDA_VISIBLE_DEVICES $CUDA_MPS_PIPE_DIRECTORY "
-                    "$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; sleep 1"}),
+                    "$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; touch " + started(l) + "; sleep 1"}),
             env, dir_, "mps" + std::to_string(l)));
     }
-    // During the step: exactly one daemon per instance.
-    int during = 0;
-    for (int i = 0; i < 100 && during < 2; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        during = live_daemons(base);
-    }
-    EXPECT_EQ(during, 2);
+    // While all four programs run: exactly one daemon per instance.
+    ASSERT_TRUE(wait_started(4));
+    EXPECT_EQ(live_daemons(base), 2);
     for (int l = 0; l < 4; ++l) {
         ASSERT_EQ(finish(procs[l]), 0) << slurp(procs[l].err);
         std::string inst = l < 2 ? "gpu0-gi7" : "gpu0-gi8";
@@ -277,16 +284,13 @@ TEST_F(LaunchCliTest, MpsKilledRankLeavesNothingBehind) {
     for (int l = 0; l < 3; ++l) {
         EnvMap env = slurm_rank(l, 3, l, 0, "3");
         env["CUDA_VISIBLE_DEVICES"] = all_uuids(3, 1);
-        procs.push_back(start_xpart(launch({"--mps", "--mps-control", fake_, "--mps-dir", base,
-                                            "--", "sleep", l == 0 ? "30" : "1"}),
-                                    env, dir_, "kill" + std::to_string(l)));
+        procs.push_back(start_xpart(
+            launch({"--mps", "--mps-control", fake_, "--mps-dir", base, "--", "sh", "-c",
+                    "touch " + started(l) + "; exec sleep " + (l == 0 ? "30" : "1")}),
+            env, dir_, "kill" + std::to_string(l)));
     }
-    int during = 0;
-    for (int i = 0; i < 100 && during < 3; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        during = live_daemons(base);
-    }
-    EXPECT_EQ(during, 3);
+    ASSERT_TRUE(wait_started(3));
+    EXPECT_EQ(live_daemons(base), 3);
     kill(procs[0].pid, SIGKILL);  // rank 0's launcher dies without leaving
     EXPECT_EQ(finish(procs[0]), 128 + SIGKILL);
     for (int l = 1; l < 3; ++l) EXPECT_EQ(finish(procs[l]), 0) << slurp(procs[l].err);
@@ -298,15 +302,12 @@ TEST_F(LaunchCliTest, MpsDaemonDeathFailsTheRankClearly) {
     const std::string base = dir_ + "/mps";
     EnvMap env = slurm_rank(0, 1, 0, 0, "1");
     env["CUDA_VISIBLE_DEVICES"] = mig_uuid(2, 7);
-    const std::string started = dir_ + "/started";
     Proc p = start_xpart(launch({"--mps", "--mps-control", fake_, "--mps-dir", base, "--", "sh",
-                                 "-c", "touch " + started + "; exec sleep 30"}),
+                                 "-c", "touch " + started(0) + "; exec sleep 30"}),
                          env, dir_, "death");
     const std::string pid_file = base + "/job-4242.0/gpu2-gi7/pipe/nvidia-cuda-mps-control.pid";
     // Kill the daemon only once the program runs on it.
-    for (int i = 0; i < 500 && !fs::exists(started); ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    ASSERT_TRUE(fs::exists(started)) << slurp(p.err);
+    ASSERT_TRUE(wait_started(1)) << slurp(p.err);
     pid_t daemon = std::atoi(slurp(pid_file).c_str());
     ASSERT_GT(daemon, 0);
     auto t0 = std::chrono::steady_clock::now();

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include "launcher/rank_plan.hpp"
 #include "libxpart/text.hpp"
@@ -155,6 +157,22 @@ TEST(TopologyTest, Errors) {
     EXPECT_NE(bad.error().message.find("/nonexistent/topo.xml"), std::string::npos);
     auto junk = Topology::load_xml_buffer("<topology>not hwloc");
     EXPECT_FALSE(junk.ok());
+}
+
+// A root prefix (a recorded or simulated node) is read through hwloc's fsroot: hwloc then
+// treats the topology as another machine's, so nothing is ever bound from it.
+TEST(TopologyTest, RootPrefixIsAnotherMachine) {
+    char tmpl[] = "/tmp/xpt-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::string root = tmpl;
+    std::filesystem::create_directories(root + "/sys/devices/system/cpu/cpu0");
+    std::filesystem::create_directories(root + "/proc");
+    std::ofstream(root + "/sys/devices/system/cpu/online") << "0\n";
+    auto t = Topology::load("", root);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    EXPECT_FALSE(t->is_this_system());
+    EXPECT_EQ(std::getenv("HWLOC_FSROOT"), nullptr) << "the override must not leak";
+    std::filesystem::remove_all(root);
 }
 
 TEST(TopologyTest, ThisMachineBindsWithinAllowed) {
