@@ -15,7 +15,7 @@ Result<Node> discover(const DiscoveryOptions& options) {
         }
     }
     if (options.amd) {
-        auto gpus = discover_amd(options);
+        auto gpus = discover_amd(options, &node.warnings);
         if (!gpus) return gpus.error();
         for (auto& g : *gpus) node.gpus.push_back(std::move(g));
     }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "libxpart/node.hpp"
 #include "libxpart/result.hpp"
@@ -35,5 +36,8 @@ Result<Node> discover(const DiscoveryOptions& options);
 // Vendor halves, for tests and tools.
 Result<std::vector<Gpu>> discover_nvidia(const DiscoveryOptions& options);
 Result<std::vector<Gpu>> discover_amd(const DiscoveryOptions& options);
+// Also appends non-fatal findings (a GPU showing fewer partitions than its mode makes).
+Result<std::vector<Gpu>> discover_amd(const DiscoveryOptions& options,
+                                      std::vector<std::string>* warnings);
 
 }  // namespace xpart

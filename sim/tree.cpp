@@ -1,5 +1,7 @@
 #include "sim/tree.hpp"
 
+#include <dirent.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -78,9 +80,37 @@ Status TreeWriter::write_proc_devices() const {
     return write_file("/proc/devices", text);
 }
 
+namespace {
+bool dir_is_empty(const std::string& path) {
+    DIR* d = ::opendir(path.c_str());
+    if (!d) return true;
+    bool empty = true;
+    while (struct dirent* e = ::readdir(d))
+        if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) empty = false;
+    ::closedir(d);
+    return empty;
+}
+
+int remove_entry(const char* path, const struct stat*, int, struct FTW*) { return ::remove(path); }
+
+// A non-empty root is rebuilt only when an earlier build marked it as ours: never wipe a
+// directory xpart-sim did not make.
+Status clear_previous_root(const std::string& root) {
+    if (dir_is_empty(root)) return ok_status();
+    struct stat st {};
+    if (::stat((root + "/" + kRootMarker).c_str(), &st) != 0)
+        return Error{root + ": not empty and not an xpart-sim root (no " + kRootMarker + ")"};
+    if (::nftw(root.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        return errno_error("remove previous tree", root);
+    return ok_status();
+}
+}  // namespace
+
 Status build_tree(const NodeSpec& spec, const std::string& root) {
     TreeWriter tree(root);
+    if (auto st = clear_previous_root(root); !st) return st;
     if (auto st = tree.make_dirs(""); !st) return st;
+    if (auto st = tree.write_file(std::string("/") + kRootMarker, spec.name + "\n"); !st) return st;
     // NUMA nodes: /sys/devices/system/node/nodeN/cpulist, as the kernel shows them.
     std::string online;
     for (const auto& n : spec.numa) {

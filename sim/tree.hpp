@@ -33,7 +33,11 @@ private:
     std::map<unsigned, std::string> drivers_;
 };
 
-// Builds the whole tree under `root` (created if missing; must be empty or absent).
+// Marks a root built by xpart-sim; only such a root may be rebuilt in place.
+constexpr const char* kRootMarker = ".xpart-sim-root";
+
+// Builds the whole tree under `root` (created if missing; must be empty, absent, or an earlier
+// xpart-sim root, which is removed first).
 Status build_tree(const NodeSpec& spec, const std::string& root);
 
 // Vendor parts, called by build_tree.

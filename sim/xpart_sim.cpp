@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "sim/nvidia_install.hpp"
 #include "sim/spec.hpp"
 #include "sim/tree.hpp"
 
@@ -15,6 +16,10 @@ int main(int argc, char** argv) {
     auto* build = app.add_subcommand("build", "write the root tree of a node spec");
     build->add_option("spec", spec_path, "node spec (JSON)")->required();
     build->add_option("root", root, "directory to create the tree in")->required();
+    std::string nvml_lib = XPART_SIM_FAKE_NVML;
+    build->add_option("--nvml-lib", nvml_lib,
+                      "fake libnvidia-ml.so.1 to install into ROOT/usr/lib/xpart-sim (NVIDIA specs)")
+        ->capture_default_str();
     auto* check = app.add_subcommand("check", "parse a node spec");
     check->add_option("spec", spec_path, "node spec (JSON)")->required();
     CLI11_PARSE(app, argc, argv);
@@ -29,6 +34,11 @@ int main(int argc, char** argv) {
             std::cerr << "xpart-sim: " << st.error().message << "\n";
             return 1;
         }
+        if (!spec->nvidia.empty())
+            if (auto st = xpart::sim::install_fake_nvml(spec_path, nvml_lib, root); !st) {
+                std::cerr << "xpart-sim: " << st.error().message << "\n";
+                return 1;
+            }
     }
     return 0;
 }

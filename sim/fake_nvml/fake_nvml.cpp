@@ -1,0 +1,387 @@
+// The fake libnvidia-ml.so.1: answers the NVML calls of the enumeration sequence for a node
+// spec, with the real return codes (UNINITIALIZED before init, INSUFFICIENT_SIZE for short
+// buffers, INVALID_ARGUMENT for bad handles, NOT_FOUND for MIG index holes).
+// Spec: $XPART_SIM_SPEC, else nvml-spec.json beside this library; re-read at every
+// nvmlInit_v2 that initializes, so a test can change the node between discoveries.
+// Faults: the spec's nvidia.faults and $XPART_SIM_NVML_FAULTS ("call[@gpu]=code,...").
+// No exception leaves a C entry point.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <unordered_set>
+
+#include "sim/nvidia_model.hpp"
+#include "sim/spec.hpp"
+
+#define NVML_API extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+using namespace xpart::sim;
+
+enum : int {
+    kSuccess = 0, kUninitialized = 1, kInvalidArgument = 2, kNotSupported = 3, kNotFound = 6,
+    kInsufficientSize = 7, kDriverNotLoaded = 9, kUnknown = 999,
+};
+
+struct FakeDevice {
+    unsigned gpu = 0;                 // NVML index of the GPU (or of the MIG device's parent)
+    const NvidiaGpuSpec* spec = nullptr;
+    const GpuProductSpec* product = nullptr;
+    bool is_mig = false;
+    SimMigDevice mig;                 // valid when is_mig
+    std::vector<std::unique_ptr<FakeDevice>> migs;  // parent only: by position, not index
+};
+
+struct State {
+    std::mutex mutex;
+    unsigned init_count = 0;
+    NodeSpec spec;
+    std::map<std::string, int> faults;
+    std::vector<std::unique_ptr<FakeDevice>> gpus;
+    std::unordered_set<const void*> valid;
+};
+
+State& state() {
+    static State* s = new State();  // never destroyed: callers may shut down during exit
+    return *s;
+}
+
+std::string spec_path() {
+    if (const char* env = std::getenv("XPART_SIM_SPEC"); env && *env) return env;
+    Dl_info info{};
+    if (::dladdr(reinterpret_cast<void*>(&state), &info) && info.dli_fname) {
+        std::string lib = info.dli_fname;
+        std::size_t slash = lib.rfind('/');
+        return (slash == std::string::npos ? std::string(".") : lib.substr(0, slash)) +
+               "/nvml-spec.json";
+    }
+    return "nvml-spec.json";
+}
+
+void complain(const std::string& what) { std::fprintf(stderr, "fake NVML: %s\n", what.c_str()); }
+
+// Loads spec and faults into s (mutex held). Returns an nvmlReturn_t.
+int load(State& s) {
+    const std::string path = spec_path();
+    if (::access(path.c_str(), R_OK) != 0) {
+        complain(path + ": cannot read the node spec");
+        return kDriverNotLoaded;
+    }
+    auto spec = load_spec(path);
+    if (!spec) {
+        complain(spec.error().message);
+        return kUnknown;
+    }
+    std::map<std::string, int> faults = spec->nvidia.faults;
+    if (const char* env = std::getenv("XPART_SIM_NVML_FAULTS"); env && *env) {
+        auto more = parse_nvml_fault_list(env);
+        if (!more) {
+            complain("XPART_SIM_NVML_FAULTS: " + more.error().message);
+            return kUnknown;
+        }
+        for (const auto& [k, v] : *more) faults[k] = v;
+    }
+    s.spec = std::move(*spec);
+    s.faults = std::move(faults);
+    s.gpus.clear();
+    s.valid.clear();
+    for (std::size_t i = 0; i < s.spec.nvidia.gpus.size(); ++i) {
+        auto d = std::make_unique<FakeDevice>();
+        d->gpu = static_cast<unsigned>(i);
+        d->spec = &s.spec.nvidia.gpus[i];
+        d->product = find_gpu_product(d->spec->product);
+        for (const SimMigDevice& m : sim_mig_devices(*d->spec)) {
+            auto md = std::make_unique<FakeDevice>();
+            md->gpu = d->gpu;
+            md->spec = d->spec;
+            md->product = d->product;
+            md->is_mig = true;
+            md->mig = m;
+            s.valid.insert(md.get());
+            d->migs.push_back(std::move(md));
+        }
+        s.valid.insert(d.get());
+        s.gpus.push_back(std::move(d));
+    }
+    return kSuccess;
+}
+
+int fault(const State& s, const char* call, int gpu) {
+    if (gpu >= 0) {
+        auto it = s.faults.find(std::string(call) + "@" + std::to_string(gpu));
+        if (it != s.faults.end()) return it->second;
+    }
+    auto it = s.faults.find(call);
+    return it == s.faults.end() ? kSuccess : it->second;
+}
+
+// Runs body(state) under the lock after the common checks; exceptions become UNKNOWN.
+template <class Body>
+int call(const char* name, Body body) {
+    try {
+        State& s = state();
+        std::lock_guard<std::mutex> lock(s.mutex);
+        if (s.init_count == 0) return kUninitialized;
+        return body(s, name);
+    } catch (...) {
+        return kUnknown;
+    }
+}
+
+// A device call: validates the handle and applies faults for its GPU.
+template <class Body>
+int device_call(const char* name, void* handle, Body body) {
+    return call(name, [&](State& s, const char* n) {
+        if (!handle || !s.valid.count(handle)) return int(kInvalidArgument);
+        const FakeDevice& d = *static_cast<const FakeDevice*>(handle);
+        if (int f = fault(s, n, static_cast<int>(d.gpu))) return f;
+        return body(s, d);
+    });
+}
+
+int copy_string(const std::string& value, char* buf, unsigned len) {
+    if (!buf) return kInvalidArgument;
+    if (len < value.size() + 1) return kInsufficientSize;
+    std::memcpy(buf, value.c_str(), value.size() + 1);
+    return kSuccess;
+}
+
+bool mig_on(const NvidiaGpuSpec& g) {
+    return g.mig == MigState::Enabled || g.mig == MigState::DisablePending;
+}
+
+void set_bit(unsigned long* mask, unsigned words, unsigned bit) {
+    const unsigned per = sizeof(unsigned long) * 8;
+    if (bit / per < words) mask[bit / per] |= 1UL << (bit % per);
+}
+
+}  // namespace
+
+struct nvmlPciInfo_st {
+    char busIdLegacy[16];
+    unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
+    char busId[32];
+};
+struct nvmlDeviceAttributes_st {
+    unsigned multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount, sharedEncoderCount,
+        sharedJpegCount, sharedOfaCount, gpuInstanceSliceCount, computeInstanceSliceCount;
+    unsigned long long memorySizeMB;
+};
+struct nvmlMemory_st {
+    unsigned long long total, free, used;
+};
+static_assert(sizeof(nvmlPciInfo_st) == 68 && sizeof(nvmlDeviceAttributes_st) == 40, "NVML ABI");
+
+NVML_API int nvmlInit_v2() {
+    try {
+        State& s = state();
+        std::lock_guard<std::mutex> lock(s.mutex);
+        if (s.init_count == 0) {
+            if (int rc = load(s)) return rc;
+            if (int f = fault(s, "nvmlInit_v2", -1)) return f;
+        }
+        ++s.init_count;
+        return kSuccess;
+    } catch (...) {
+        return kUnknown;
+    }
+}
+
+NVML_API int nvmlShutdown() {
+    return call("nvmlShutdown", [](State& s, const char*) {
+        --s.init_count;
+        return int(kSuccess);
+    });
+}
+
+NVML_API const char* nvmlErrorString(int code) {
+    switch (code) {
+        case kSuccess: return "Success";
+        case kUninitialized: return "Uninitialized";
+        case kInvalidArgument: return "Invalid Argument";
+        case kNotSupported: return "Not Supported";
+        case kNotFound: return "Not Found";
+        case kInsufficientSize: return "Insufficient Size";
+        case kDriverNotLoaded: return "Driver Not Loaded";
+        default: return "Unknown Error";
+    }
+}
+
+NVML_API int nvmlDeviceGetCount_v2(unsigned* count) {
+    return call("nvmlDeviceGetCount_v2", [&](State& s, const char* n) {
+        if (int f = fault(s, n, -1)) return f;
+        if (!count) return int(kInvalidArgument);
+        *count = static_cast<unsigned>(s.gpus.size());
+        return int(kSuccess);
+    });
+}
+
+NVML_API int nvmlDeviceGetHandleByIndex_v2(unsigned index, void** device) {
+    return call("nvmlDeviceGetHandleByIndex_v2", [&](State& s, const char* n) {
+        if (int f = fault(s, n, static_cast<int>(index))) return f;
+        if (!device || index >= s.gpus.size()) return int(kInvalidArgument);
+        *device = s.gpus[index].get();
+        return int(kSuccess);
+    });
+}
+
+NVML_API int nvmlDeviceGetMigMode(void* device, unsigned* current, unsigned* pending) {
+    return device_call("nvmlDeviceGetMigMode", device, [&](State&, const FakeDevice& d) {
+        if (!current || !pending) return int(kInvalidArgument);
+        if (d.is_mig || !d.product->mig_capable) return int(kNotSupported);
+        const MigState m = d.spec->mig;
+        *current = m == MigState::Enabled || m == MigState::DisablePending ? 1 : 0;
+        *pending = m == MigState::Enabled || m == MigState::EnablePending ? 1 : 0;
+        return int(kSuccess);
+    });
+}
+
+NVML_API int nvmlDeviceGetMaxMigDeviceCount(void* device, unsigned* count) {
+    return device_call("nvmlDeviceGetMaxMigDeviceCount", device, [&](State&, const FakeDevice& d) {
+        if (!count || d.is_mig) return int(kInvalidArgument);
+        if (!d.product->mig_capable) return int(kNotSupported);
+        *count = d.product->max_mig_devices;
+        return int(kSuccess);
+    });
+}
+
+NVML_API int nvmlDeviceGetMigDeviceHandleByIndex(void* device, unsigned index, void** mig) {
+    return device_call("nvmlDeviceGetMigDeviceHandleByIndex", device, [&](State&, const FakeDevice& d) {
+        if (!mig || d.is_mig || !mig_on(*d.spec) || index >= d.product->max_mig_devices)
+            return int(kInvalidArgument);
+        for (const auto& m : d.migs)
+            if (m->mig.index == index) {
+                *mig = m.get();
+                return int(kSuccess);
+            }
+        return int(kNotFound);
+    });
+}
+
+NVML_API int nvmlDeviceGetGpuInstanceId(void* device, unsigned* id) {
+    return device_call("nvmlDeviceGetGpuInstanceId", device, [&](State&, const FakeDevice& d) {
+        if (!id) return int(kInvalidArgument);
+        if (!d.is_mig) return int(kNotSupported);
+        *id = d.mig.gpu_instance->gi;
+        return int(kSuccess);
+    });
+}
+
+NVML_API int nvmlDeviceGetComputeInstanceId(void* device, unsigned* id) {
+    return device_call("nvmlDeviceGetComputeInstanceId", device, [&](State&, const FakeDevice& d) {
+        if (!id) return int(kInvalidArgument);
+        if (!d.is_mig) return int(kNotSupported);
+        *id = d.mig.compute_instance->ci;
+        return int(kSuccess);
+    });
+}
+
+NVML_API int nvmlDeviceGetUUID(void* device, char* buf, unsigned len) {
+    return device_call("nvmlDeviceGetUUID", device, [&](State&, const FakeDevice& d) {
+        if (!d.is_mig) return copy_string(d.spec->uuid, buf, len);
+        if (d.spec->legacy_mig_uuids)  // R450/R460: MIG-GPU-<uuid>/<gi>/<ci>
+            return copy_string("MIG-" + d.spec->uuid + "/" + std::to_string(d.mig.gpu_instance->gi) +
+                                   "/" + std::to_string(d.mig.compute_instance->ci),
+                               buf, len);
+        return copy_string(d.mig.compute_instance->uuid, buf, len);
+    });
+}
+
+NVML_API int nvmlDeviceGetAttributes_v2(void* device, nvmlDeviceAttributes_st* attr) {
+    return device_call("nvmlDeviceGetAttributes_v2", device, [&](State&, const FakeDevice& d) {
+        if (!attr) return int(kInvalidArgument);
+        *attr = {};
+        if (!d.is_mig) {
+            attr->multiprocessorCount = d.product->sms;
+            attr->memorySizeMB = d.product->memory_mib;
+            return int(kSuccess);
+        }
+        const MigProfileSpec& p = *d.mig.profile;
+        const unsigned ci_slices = d.mig.compute_instance->slices;
+        // A compute instance smaller than its GPU instance gets whole 1-slice SM groups.
+        attr->multiprocessorCount =
+            ci_slices == p.slices ? p.sms : ci_slices * d.product->profiles.front().sms;
+        attr->sharedCopyEngineCount = p.copy_engines;
+        attr->sharedDecoderCount = p.decoders;
+        attr->sharedEncoderCount = p.encoders;
+        attr->sharedJpegCount = p.jpegs;
+        attr->sharedOfaCount = p.ofas;
+        attr->gpuInstanceSliceCount = p.slices;
+        attr->computeInstanceSliceCount = ci_slices;
+        attr->memorySizeMB = p.memory_mib;
+        return int(kSuccess);
+    });
+}
+
+NVML_API int nvmlDeviceGetMinorNumber(void* device, unsigned* minor) {
+    return device_call("nvmlDeviceGetMinorNumber", device, [&](State&, const FakeDevice& d) {
+        if (!minor) return int(kInvalidArgument);
+        if (d.is_mig) return int(kNotSupported);
+        *minor = d.spec->minor;
+        return int(kSuccess);
+    });
+}
+
+NVML_API int nvmlDeviceGetPciInfo_v3(void* device, nvmlPciInfo_st* pci) {
+    return device_call("nvmlDeviceGetPciInfo_v3", device, [&](State&, const FakeDevice& d) {
+        if (!pci) return int(kInvalidArgument);
+        *pci = {};
+        unsigned domain = 0, bus = 0, dev = 0, fn = 0;
+        if (std::sscanf(d.spec->pci_bus_id.c_str(), "%x:%x:%x.%x", &domain, &bus, &dev, &fn) != 4)
+            return int(kUnknown);
+        pci->domain = domain;
+        pci->bus = bus;
+        pci->device = dev;
+        pci->pciDeviceId = d.product->pci_device_id;
+        pci->pciSubSystemId = 0x134F10DE;
+        std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.0", domain, bus, dev);
+        std::snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.0", domain, bus, dev);
+        return int(kSuccess);
+    });
+}
+
+NVML_API int nvmlDeviceGetName(void* device, char* buf, unsigned len) {
+    return device_call("nvmlDeviceGetName", device, [&](State&, const FakeDevice& d) {
+        return copy_string(d.spec->name, buf, len);
+    });
+}
+
+NVML_API int nvmlDeviceGetMemoryInfo(void* device, nvmlMemory_st* mem) {
+    return device_call("nvmlDeviceGetMemoryInfo", device, [&](State&, const FakeDevice& d) {
+        if (!mem) return int(kInvalidArgument);
+        const unsigned long long mib = d.is_mig ? d.mig.profile->memory_mib : d.product->memory_mib;
+        mem->total = mib << 20;
+        mem->used = 4ULL << 20;  // what the driver reserves on an idle GPU, roughly
+        mem->free = mem->total - mem->used;
+        return int(kSuccess);
+    });
+}
+
+NVML_API int nvmlDeviceGetCpuAffinity(void* device, unsigned words, unsigned long* mask) {
+    return device_call("nvmlDeviceGetCpuAffinity", device, [&](State& s, const FakeDevice& d) {
+        if (!mask || words == 0 || d.is_mig) return int(kInvalidArgument);
+        std::memset(mask, 0, words * sizeof(unsigned long));
+        const std::vector<unsigned>* cpus = &s.spec.cpus;
+        for (const auto& n : s.spec.numa)
+            if (n.node == d.spec->numa_node) cpus = &n.cpus;
+        for (unsigned c : *cpus) set_bit(mask, words, c);
+        return int(kSuccess);
+    });
+}
+
+NVML_API int nvmlDeviceGetMemoryAffinity(void* device, unsigned words, unsigned long* mask,
+                                         int scope) {
+    return device_call("nvmlDeviceGetMemoryAffinity", device, [&](State&, const FakeDevice& d) {
+        if (!mask || words == 0 || d.is_mig || (scope != 0 && scope != 1))
+            return int(kInvalidArgument);
+        std::memset(mask, 0, words * sizeof(unsigned long));
+        set_bit(mask, words, static_cast<unsigned>(d.spec->numa_node));
+        return int(kSuccess);
+    });
+}

@@ -1,0 +1,37 @@
+// What NVML shows for a spec's GPU (MIG device indices, holes) and the fault syntax shared by
+// the spec ("faults") and the environment (XPART_SIM_NVML_FAULTS).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "libxpart/result.hpp"
+#include "sim/nvidia_profiles.hpp"
+#include "sim/spec.hpp"
+
+namespace xpart::sim {
+
+// One MIG device (a compute instance) as NVML enumerates it: ordered by GI id, then CI id,
+// numbered from 0 skipping the spec's index holes.
+struct SimMigDevice {
+    unsigned index = 0;
+    const GpuInstanceSpec* gpu_instance = nullptr;
+    const ComputeInstanceSpec* compute_instance = nullptr;
+    const MigProfileSpec* profile = nullptr;
+};
+std::vector<SimMigDevice> sim_mig_devices(const NvidiaGpuSpec& gpu);
+
+// The NVML calls a fault may name.
+const std::vector<std::string>& nvml_fault_calls();
+
+// "nvmlDeviceGetUUID" or "nvmlDeviceGetUUID@2" (only for the GPU with NVML index 2).
+struct NvmlFaultKey {
+    std::string call;
+    int gpu = -1;
+};
+Result<NvmlFaultKey> parse_nvml_fault(const std::string& key);
+// "nvmlInit_v2=999,nvmlDeviceGetUUID@2=3" -> {key: code}. Error names the bad item.
+Result<std::map<std::string, int>> parse_nvml_fault_list(const std::string& text);
+
+}  // namespace xpart::sim
