@@ -397,3 +397,39 @@ TEST_F(LaunchCliTest, PrologAndEpilogHooksAsShipped) {
 
 }  // namespace
 }  // namespace xpart::launch
+
+namespace xpart::launch {
+namespace {
+
+// Real discovery on a simulated node: xpart-sim builds the A100 MIG guide node (root tree and
+// fake NVML), and `xpart --root` launches three ranks on three of its MIG devices.
+TEST_F(LaunchCliTest, DiscoversASimulatedNode) {
+    const std::string root = dir_ + "/root";
+    pid_t pid = fork();
+    if (pid == 0) {
+        std::string sim = builddir() + "/xpart-sim", spec = srcdir() + "/sim/specs/a100-guide.json";
+        execl(sim.c_str(), sim.c_str(), "build", spec.c_str(), root.c_str(), static_cast<char*>(nullptr));
+        _exit(126);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    const std::vector<std::string> uuids{"MIG-c6d4f1ef-42e4-5de3-91c7-45d71c87eb3f",
+                                         "MIG-0c757cd7-e942-5726-a0b8-0e8fb7067135",
+                                         "MIG-cba663e8-9bed-5b25-b243-5985ef7c9beb"};
+    for (int r = 0; r < 3; ++r) {
+        EnvMap env = slurm_rank(r, 3, r, 0, "3");
+        env["CUDA_VISIBLE_DEVICES"] = uuids[0] + "," + uuids[1] + "," + uuids[2];
+        env["XPART_NVML_LIBRARY"] = root + "/usr/lib/xpart-sim/libnvidia-ml.so.1";
+        Proc p = start_xpart({"--root", root, "launch", "--verbose", "--", "sh", "-c",
+                              "echo $CUDA_VISIBLE_DEVICES"},
+                             env, dir_, "sim" + std::to_string(r));
+        ASSERT_EQ(finish(p), 0) << slurp(p.err);
+        EXPECT_EQ(slurp(p.out), uuids[static_cast<std::size_t>(r)] + "\n");
+        EXPECT_NE(slurp(p.err).find("partition " + std::to_string(r) + " "), std::string::npos)
+            << slurp(p.err);
+    }
+}
+
+}  // namespace
+}  // namespace xpart::launch
