@@ -1,9 +1,197 @@
-// PLACEHOLDER: `xpart launch` is not implemented yet.
+// `xpart launch [options] -- program args`: one partition per rank, hwloc locality, optional
+// MPS. Everything is decided from the environment, so it works under srun, mpirun or by hand.
+#include <unistd.h>
+
 #include <iostream>
+#include <memory>
+#include <optional>
+
 #include "cli/command.hpp"
+#include "launcher/mps_session.hpp"
+#include "launcher/node_source.hpp"
+#include "launcher/rank_plan.hpp"
+#include "launcher/supervise.hpp"
+#include "libxpart/text.hpp"
+
+extern char** environ;
+
 namespace xpart::cli {
-void add_launch_command(CLI::App& app, const GlobalOptions&, Runner& run) {
-    auto* cmd = app.add_subcommand("launch", "(not implemented yet)");
-    cmd->callback([&run] { run = [] { std::cerr << "xpart launch: not implemented\n"; return 2; }; });
+namespace {
+
+using namespace xpart::launch;
+
+struct LaunchOptions {
+    std::string bind = "none";
+    std::string map;
+    bool verbose = false;
+    bool mps = false;
+    std::string mps_control = "nvidia-cuda-mps-control";
+    std::string mps_dir;  // empty: /run/xpart-mps for Prolog-made dirs, else per-user /tmp
+    double mps_timeout = 10;
+    std::string job_id;
+    std::string node_json;
+    std::string topology_xml;
+    std::vector<std::string> command;
+};
+
+const char* kWho = "xpart launch";
+
+int fail(const std::string& message, int status = 1) {
+    std::cerr << kWho << ": " << message << "\n";
+    return status;
 }
+
+// The job (and step) the MPS directory belongs to.
+std::optional<std::string> job_key(const EnvMap& env, const std::string& given) {
+    if (!given.empty()) return given;
+    if (auto* j = env_get(env, "SLURM_JOB_ID")) {
+        auto* s = env_get(env, "SLURM_STEP_ID");
+        return *j + "." + (s ? *s : std::string("0"));
+    }
+    for (const char* v : {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"})
+        if (auto* ns = env_get(env, v)) return *ns;
+    return std::nullopt;
+}
+
+// The per-job directory: the Prolog's when `xpart mps start` made one, else the step's own.
+Result<MpsConfig> mps_config(const LaunchOptions& o, const EnvMap& env) {
+    MpsConfig c;
+    c.control = o.mps_control;
+    c.uid = getuid();
+    c.gid = getgid();
+    c.timeout = std::chrono::milliseconds(static_cast<long>(o.mps_timeout * 1000));
+    auto key = job_key(env, o.job_id);
+    if (!key)
+        return Error{"--mps needs a job id: none of SLURM_JOB_ID, PMIX_NAMESPACE, "
+                     "OMPI_MCA_ess_base_jobid is set; pass --job-id"};
+    const std::string system_base = o.mps_dir.empty() ? "/run/xpart-mps" : o.mps_dir;
+    if (auto* j = env_get(env, "SLURM_JOB_ID")) {
+        std::string prolog_dir = system_base + "/job-" + *j;
+        if (access((prolog_dir + "/managed").c_str(), F_OK) == 0) {
+            c.job_dir = prolog_dir;
+            return c;
+        }
+    }
+    // A base we create is ours alone; an existing one (a site's shared base) is used as is.
+    std::string base = o.mps_dir.empty() ? user_runtime_base(c.uid) : o.mps_dir;
+    if (o.mps_dir.empty() || access(base.c_str(), F_OK) != 0)
+        if (auto s = make_private_dir(base, c.uid, c.gid); !s) return s.error();
+    c.job_dir = base + "/job-" + *key;
+    return c;
+}
+
+int run_launch(const LaunchOptions& o, const GlobalOptions& global) {
+    if (o.command.empty()) return fail("no program given (put it after --)", 2);
+    EnvMap env = env_from_environ(environ);
+    auto rank = detect_rank(env);
+    if (!rank) return fail(rank.error().message);
+    auto node = load_node(o.node_json, global.root);
+    if (!node) return fail(node.error().message);
+    RootFs root(global.root.empty() ? "/" : global.root);
+    auto allotment = resolve_allotment(*node, env, open_probe(root));
+    if (!allotment) return fail(allotment.error().message);
+
+    MapOptions map_options;
+    map_options.bind = o.bind == "closest" ? BindPolicy::Closest : BindPolicy::None;
+    if (!o.map.empty()) {
+        auto map = parse_rank_map(o.map);
+        if (!map) return fail(map.error().message, 2);
+        map_options.explicit_map = *map;
+    }
+    std::optional<Topology> topology;
+    if (map_options.bind == BindPolicy::Closest) {
+        auto t = Topology::load(o.topology_xml, root.root());
+        if (!t) return fail(t.error().message);
+        topology.emplace(std::move(*t));
+        map_options.allowed_cpus = topology->allowed_cpus();
+    }
+    auto plan = plan_node(*node, std::move(*allotment), topology ? &*topology : nullptr,
+                          rank->local_size, map_options);
+    if (!plan) return fail(plan.error().message);
+    const RankAssignment& me = plan->assignments[static_cast<std::size_t>(rank->local_rank)];
+    const AllottedPartition& mine = plan->allotment.partitions[me.slot];
+    EnvMap rank_env = narrow_env(env, *node, mine, /*confined=*/false);
+
+    if (topology && topology->is_this_system() && !me.cpus.empty()) {
+        if (auto s = topology->bind_process(me.cpus); !s) return fail(s.error().message);
+        rank_env["XPART_CPUS"] = format_cpu_list(me.cpus);
+    }
+    if (o.verbose) std::cerr << verbose_line(*node, *rank, *plan) << "\n";
+    if (!o.mps) {
+        std::string error;
+        int rc = exec_program(o.command, rank_env, error);
+        return fail(error, rc);
+    }
+
+    // MPS: the daemons serve the instances any local rank uses; sharers split the threads.
+    std::vector<AllottedPartition> used;
+    for (const auto& a : plan->assignments) used.push_back(plan->allotment.partitions[a.slot]);
+    auto instances = mps_instances(*node, used);
+    if (!instances) return fail(instances.error().message);
+    auto my_instance = mps_instance_of(*node, mine);
+    if (!my_instance) return fail(my_instance.error().message);
+    int sharers = 0;
+    for (const auto& u : used) {
+        auto inst = mps_instance_of(*node, u);
+        sharers += inst && inst->name == my_instance->name;
+    }
+    auto config = mps_config(o, env);
+    if (!config) return fail(config.error().message);
+    auto session = MpsSession::join(*config, *instances);
+    if (!session) return fail(session.error().message);
+    rank_env["CUDA_MPS_PIPE_DIRECTORY"] = mps_pipe_dir(*config, my_instance->name);
+    rank_env["CUDA_MPS_LOG_DIRECTORY"] = mps_log_dir(*config, my_instance->name);
+    if (sharers > 1) rank_env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(100 / sharers);
+
+    const MpsConfig cfg = *config;
+    const MpsInstance inst = *my_instance;
+    HealthCheck daemon_alive = [cfg, inst]() -> std::optional<std::string> {
+        if (live_daemon_pid(cfg, inst.name) > 0) return std::nullopt;
+        return "MPS control daemon for " + inst.uuid + " died; see " +
+               mps_log_dir(cfg, inst.name) + "/control.log";
+    };
+    int rc = run_supervised(o.command, rank_env, daemon_alive,
+                            std::string(kWho) + ": rank " + std::to_string(rank->rank));
+    if (auto s = session->leave(); !s) {
+        fail(s.error().message);
+        if (rc == 0) rc = 1;
+    }
+    return rc;
+}
+
+}  // namespace
+
+void add_launch_command(CLI::App& app, const GlobalOptions& global, Runner& run) {
+    auto o = std::make_shared<LaunchOptions>();
+    auto* cmd = app.add_subcommand(
+        "launch", "run a program on this rank's own GPU partition: xpart launch [options] -- prog args");
+    cmd->add_option("--bind", o->bind,
+                    "none: partitions in environment order; closest: group by NUMA node and "
+                    "pin each rank's CPUs near its partition (hwloc)")
+        ->check(CLI::IsMember({"none", "closest"}));
+    cmd->add_option("--map", o->map,
+                    "explicit map: comma list, entry i = partition (environment order) of local rank i");
+    cmd->add_flag("--verbose,-v", o->verbose,
+                  "print one line per rank: rank, partition, UUID, GPU, NUMA node, CPUs");
+    cmd->add_flag("--mps", o->mps, "one CUDA MPS control daemon per GPU instance used on this node");
+    cmd->add_option("--mps-control", o->mps_control, "the nvidia-cuda-mps-control program")
+        ->envname("XPART_MPS_CONTROL");
+    cmd->add_option("--mps-dir", o->mps_dir,
+                    "base of the per-job MPS directories (default: /run/xpart-mps when the "
+                    "Prolog started the daemons, else /tmp/xpart-mps-<uid>)")
+        ->envname("XPART_MPS_DIR");
+    cmd->add_option("--mps-timeout", o->mps_timeout, "seconds to wait for MPS daemons")
+        ->check(CLI::Range(0.01, 3600.0));
+    cmd->add_option("--job-id", o->job_id, "job key for the MPS directory (default from Slurm/PMIx)");
+    cmd->add_option("--node-json", o->node_json,
+                    "node model from this file (xpart discover --json) instead of discovery")
+        ->envname("XPART_NODE_JSON");
+    cmd->add_option("--topology", o->topology_xml,
+                    "hwloc XML topology instead of this machine's (or --root's)")
+        ->envname("XPART_HWLOC_XML");
+    cmd->add_option("command", o->command, "program and arguments")->required();
+    cmd->positionals_at_end();
+    cmd->callback([o, &global, &run] { run = [o, &global] { return run_launch(*o, global); }; });
+}
+
 }  // namespace xpart::cli

@@ -1,0 +1,33 @@
+// Runs a helper program (nvidia-cuda-mps-control) with a given environment, feeds it stdin,
+// collects its output, and never waits longer than a deadline: a wedged daemon must turn into
+// an error, not a hung rank.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "launcher/env_map.hpp"
+#include "libxpart/result.hpp"
+
+namespace xpart::launch {
+
+struct SpawnResult {
+    int exit_status = -1;  // exit code, or 128+signal
+    std::string output;    // stdout and stderr together
+};
+
+// Starts argv[0] (searched in PATH) without waiting; stdin/stdout/stderr go to /dev/null.
+Result<pid_t> spawn_detached(const std::vector<std::string>& argv, const EnvMap& env);
+// Waits for a child started by spawn_detached; kills it at the deadline.
+Result<int> wait_child(pid_t pid, std::chrono::steady_clock::time_point deadline,
+                       const std::string& what);
+
+// Runs argv with `input` on stdin; Error when it cannot start or runs past `timeout` (then it
+// is killed).
+Result<SpawnResult> run_with_input(const std::vector<std::string>& argv, const EnvMap& env,
+                                   const std::string& input, std::chrono::milliseconds timeout);
+
+}  // namespace xpart::launch

@@ -1,0 +1,148 @@
+// Launch overhead and MPS start cost, with Google Benchmark (report the medians):
+//   Exec/true, Exec/xpart_launch_true: fork+exec+wait of `true` and of `xpart launch -- true`
+//     (a rank of 4 on an 8-GPU MIG node, Slurm variables set as srun would);
+//   LaunchOverhead: both run back to back in every iteration (interleaved, so machine noise
+//     hits both), the iteration time is the difference;
+//   MpsStart/1, MpsStart/7: start_daemons for 1 and 7 GPU instances with the fake
+//     nvidia-cuda-mps-control until each answers (daemons start in parallel).
+// Run: XPART_BUILDDIR=_build _build/tests/bench/launch_bench --benchmark_repetitions=10
+//      --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "launcher/env_map.hpp"
+#include "launcher/mps.hpp"
+#include "libxpart/node_json.hpp"
+#include "tests/launcher/test_nodes.hpp"
+
+extern char** environ;
+
+namespace {
+
+using namespace xpart;
+using namespace xpart::launch;
+using Clock = std::chrono::steady_clock;
+
+std::string builddir() {
+    const char* b = std::getenv("XPART_BUILDDIR");
+    return b ? b : ".";
+}
+
+struct Command {
+    std::vector<std::string> argv, envs;
+    std::vector<char*> a, e;
+    Command(std::vector<std::string> args, const EnvMap& env)
+        : argv(std::move(args)), envs(env_to_strings(env)) {
+        for (auto& s : argv) a.push_back(s.data());
+        a.push_back(nullptr);
+        for (auto& s : envs) e.push_back(s.data());
+        e.push_back(nullptr);
+    }
+    // Seconds for fork + exec + exit + wait.
+    double run() {
+        auto t0 = Clock::now();
+        pid_t pid = fork();
+        if (pid == 0) {
+            int devnull = open("/dev/null", O_WRONLY);
+            dup2(devnull, 1);
+            execvpe(a[0], a.data(), e.data());
+            _exit(127);
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) std::abort();  // a failing launch is no timing
+        return std::chrono::duration<double>(Clock::now() - t0).count();
+    }
+};
+
+const std::string& node_json() {
+    static std::string path = [] {
+        std::string p = "/tmp/xpart-launch-bench-node.json";
+        std::ofstream(p) << to_json(launch::testing::dgx_a100(8, 1)).dump();
+        return p;
+    }();
+    return path;
+}
+
+EnvMap rank_env() {
+    EnvMap env = env_from_environ(environ);
+    std::string all;
+    for (int g = 0; g < 8; ++g) all += (g ? "," : "") + launch::testing::mig_uuid(g, 7);
+    env["CUDA_VISIBLE_DEVICES"] = all;
+    env["SLURM_PROCID"] = "2";
+    env["SLURM_NTASKS"] = "4";
+    env["SLURM_LOCALID"] = "2";
+    env["SLURM_NODEID"] = "0";
+    env["SLURM_STEP_TASKS_PER_NODE"] = "4";
+    return env;
+}
+
+Command true_cmd() { return Command({"true"}, rank_env()); }
+Command launch_cmd() {
+    return Command({builddir() + "/xpart", "launch", "--node-json", node_json(), "--", "true"},
+                   rank_env());
+}
+
+void BM_ExecTrue(benchmark::State& state) {
+    Command c = true_cmd();
+    for (auto _ : state) state.SetIterationTime(c.run());
+}
+BENCHMARK(BM_ExecTrue)->Name("Exec/true")->UseManualTime()->Unit(benchmark::kMillisecond);
+
+void BM_ExecLaunch(benchmark::State& state) {
+    Command c = launch_cmd();
+    for (auto _ : state) state.SetIterationTime(c.run());
+}
+BENCHMARK(BM_ExecLaunch)->Name("Exec/xpart_launch_true")->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// The floor: starting the xpart binary at all (dynamic loading, CLI11), without launching.
+void BM_ExecVersion(benchmark::State& state) {
+    Command c({builddir() + "/xpart", "--version"}, rank_env());
+    for (auto _ : state) state.SetIterationTime(c.run());
+}
+BENCHMARK(BM_ExecVersion)->Name("Exec/xpart_version")->UseManualTime()->Unit(benchmark::kMillisecond);
+
+void BM_LaunchOverhead(benchmark::State& state) {
+    Command plain = true_cmd(), launched = launch_cmd();
+    for (auto _ : state) {
+        double a = plain.run();
+        double b = launched.run();
+        state.SetIterationTime(b > a ? b - a : 1e-9);
+    }
+}
+BENCHMARK(BM_LaunchOverhead)->Name("LaunchOverhead")->UseManualTime()->Unit(benchmark::kMillisecond);
+
+void BM_MpsStart(benchmark::State& state) {
+    char tmpl[] = "/tmp/xpb-XXXXXX";
+    if (!mkdtemp(tmpl)) std::abort();
+    MpsConfig c;
+    c.control = builddir() + "/sim/fake_mps/nvidia-cuda-mps-control";
+    c.job_dir = std::string(tmpl) + "/job";
+    c.uid = getuid();
+    c.gid = getgid();
+    std::vector<MpsInstance> inst;
+    for (int i = 0; i < state.range(0); ++i)
+        inst.push_back({"gpu0-gi" + std::to_string(7 + i), launch::testing::mig_uuid(0, 7 + i)});
+    for (auto _ : state) {
+        auto t0 = Clock::now();
+        auto s = start_daemons(c, inst);
+        double t = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (!s) state.SkipWithError(s.error().message.c_str());
+        state.SetIterationTime(t);
+        (void)stop_job(c);
+        if (!s) break;
+    }
+    std::filesystem::remove_all(tmpl);
+}
+BENCHMARK(BM_MpsStart)->Name("MpsStart")->Arg(1)->Arg(7)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,435 @@
+// `xpart launch` and `xpart mps` end to end: the real binary, ranks described by the Slurm
+// variables the tests set (as srun would), the fake MPS daemon for --mps.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "launcher/env_map.hpp"
+#include "libxpart/node_json.hpp"
+#include "tests/launcher/test_nodes.hpp"
+
+extern char** environ;
+
+namespace xpart::launch {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::mig_uuid;
+
+std::string builddir() {
+    const char* b = std::getenv("XPART_BUILDDIR");
+    return b ? b : ".";
+}
+std::string srcdir() {
+    const char* s = std::getenv("XPART_SRCDIR");
+    return s ? s : "..";
+}
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+struct Proc {
+    pid_t pid = -1;
+    std::string out, err;  // files
+};
+
+// Starts `xpart args...` with this process's environment plus `extra`.
+Proc start_xpart(const std::vector<std::string>& args, const EnvMap& extra, const std::string& dir,
+                 const std::string& tag) {
+    EnvMap env = env_from_environ(environ);
+    for (const char* v : {"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "SLURM_STEP_GPUS",
+                          "SLURM_JOB_GPUS", "SLURM_JOB_ID", "XPART_MPS_DIR"})
+        env.erase(v);
+    for (const auto& [k, v] : extra) env[k] = v;
+    Proc p;
+    p.out = dir + "/" + tag + ".out";
+    p.err = dir + "/" + tag + ".err";
+    std::vector<std::string> argv{builddir() + "/xpart"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<std::string> envs = env_to_strings(env);
+    p.pid = fork();
+    if (p.pid == 0) {
+        int o = open(p.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(p.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(o, 1);
+        dup2(e, 2);
+        std::vector<char*> a, en;
+        for (auto& s : argv) a.push_back(s.data());
+        a.push_back(nullptr);
+        for (auto& s : envs) en.push_back(s.data());
+        en.push_back(nullptr);
+        execve(a[0], a.data(), en.data());
+        _exit(126);
+    }
+    return p;
+}
+
+int finish(const Proc& p) {
+    int st = 0;
+    waitpid(p.pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+EnvMap slurm_rank(int rank, int size, int local, int node, const std::string& per_node) {
+    return {{"SLURM_PROCID", std::to_string(rank)}, {"SLURM_NTASKS", std::to_string(size)},
+            {"SLURM_LOCALID", std::to_string(local)}, {"SLURM_NODEID", std::to_string(node)},
+            {"SLURM_STEP_TASKS_PER_NODE", per_node}, {"SLURM_JOB_ID", "4242"},
+            {"SLURM_STEP_ID", "0"}};
+}
+
+// Live MPS control daemons under `base` (pid files whose process runs and is no zombie).
+int live_daemons(const std::string& base) {
+    int n = 0;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(base, ec); it != fs::recursive_directory_iterator();
+         it.increment(ec)) {
+        if (it->path().filename() != "nvidia-cuda-mps-control.pid") continue;
+        pid_t pid = std::atoi(slurp(it->path()).c_str());
+        std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+        auto paren = stat.rfind(')');
+        if (pid > 0 && paren != std::string::npos && stat[paren + 2] != 'Z') ++n;
+    }
+    return n;
+}
+
+class LaunchCliTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/xlc-XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+        node_json_ = dir_ + "/node.json";
+        std::ofstream(node_json_) << to_json(testing::dgx_a100(8, 2)).dump();
+        fake_ = builddir() + "/sim/fake_mps/nvidia-cuda-mps-control";
+    }
+    void TearDown() override {
+        // Stop whatever a failed test left behind, then remove the directory.
+        EnvMap env{{"XPART_MPS_CONTROL", fake_}};
+        finish(start_xpart({"mps", "stop", "--job-id", "4242", "--mps-dir", dir_ + "/mps"}, env, dir_, "teardown"));
+        std::error_code ec;
+        fs::remove_all(dir_, ec);
+    }
+    // Every partition of GPUs 0..7 (two per GPU), as the plugin would list them.
+    std::string all_uuids(int gpus, int per_gpu) {
+        std::string list;
+        for (int g = 0; g < gpus; ++g)
+            for (int p = 0; p < per_gpu; ++p) list += (list.empty() ? "" : ",") + mig_uuid(g, 7 + p);
+        return list;
+    }
+    std::vector<std::string> launch(const std::vector<std::string>& extra_args) {
+        std::vector<std::string> a{"launch", "--node-json", node_json_};
+        a.insert(a.end(), extra_args.begin(), extra_args.end());
+        return a;
+    }
+    // A file each rank's program touches once it runs.
+    std::string started(int local) { return dir_ + "/started." + std::to_string(local); }
+    bool wait_started(int ranks) {
+        for (int i = 0; i < 1000; ++i) {
+            int n = 0;
+            for (int l = 0; l < ranks; ++l) n += fs::exists(started(l));
+            if (n == ranks) return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        return false;
+    }
+    std::string dir_, node_json_, fake_;
+};
+
+// srun -N2 -n8 xpart launch --verbose -- env: each node's ranks get distinct partitions.
+TEST_F(LaunchCliTest, EveryRankOnItsOwnPartition) {
+    const int nodes = 2, per_node = 4;
+    for (int node = 0; node < nodes; ++node) {
+        // Each node was allotted a different set of partitions.
+        std::string allotted;
+        for (int p = 0; p < per_node; ++p)
+            allotted += (p ? "," : "") + mig_uuid(node * per_node + p, 7);
+        std::vector<Proc> procs;
+        for (int l = 0; l < per_node; ++l) {
+            EnvMap env = slurm_rank(node * per_node + l, nodes * per_node, l, node, "4(x2)");
+            env["CUDA_VISIBLE_DEVICES"] = allotted;
+            procs.push_back(start_xpart(launch({"--verbose", "--", "env"}), env, dir_,
+                                        "r" + std::to_string(node * per_node + l)));
+        }
+        std::set<std::string> seen;
+        for (int l = 0; l < per_node; ++l) {
+            ASSERT_EQ(finish(procs[l]), 0) << slurp(procs[l].err);
+            std::string out = slurp(procs[l].out);
+            std::string want = "CUDA_VISIBLE_DEVICES=" + mig_uuid(node * per_node + l, 7) + "\n";
+            EXPECT_NE(out.find(want), std::string::npos) << out;
+            seen.insert(want);
+            std::string err = slurp(procs[l].err);
+            int rank = node * per_node + l;
+            EXPECT_EQ(err, "xpart: rank " + std::to_string(rank) + " local " + std::to_string(l) +
+                               "/4 partition " + std::to_string(l) + " 1g.5gb " +
+                               mig_uuid(rank, 7) + " gpu " + std::to_string(rank) + " " +
+                               testing::kDgxBusIds[rank] + " numa 9 cpus unbound\n");
+        }
+        EXPECT_EQ(seen.size(), 4u);
+    }
+}
+
+TEST_F(LaunchCliTest, ClosestUsesTheTopologyFile) {
+    EnvMap env = slurm_rank(1, 2, 1, 0, "2");
+    env["CUDA_VISIBLE_DEVICES"] = all_uuids(8, 1);
+    Proc p = start_xpart(launch({"--verbose", "--bind=closest", "--topology",
+                                 srcdir() + "/tests/launcher/topologies/dgx-a100.xml", "--", "env"}),
+                         env, dir_, "closest");
+    ASSERT_EQ(finish(p), 0) << slurp(p.err);
+    EXPECT_NE(slurp(p.out).find("CUDA_VISIBLE_DEVICES=" + mig_uuid(4, 7) + "\n"), std::string::npos);
+    EXPECT_NE(slurp(p.err).find(" gpu 4 0000:87:00.0 numa 1 cpus 16-31"), std::string::npos)
+        << slurp(p.err);
+    // The XML is not this machine: its CPU numbers must not be used for binding.
+    EXPECT_EQ(slurp(p.out).find("XPART_CPUS="), std::string::npos);
+}
+
+TEST_F(LaunchCliTest, ClosestPinsOnThisMachine) {
+    EnvMap env = slurm_rank(0, 1, 0, 0, "1");
+    env["CUDA_VISIBLE_DEVICES"] = mig_uuid(0, 7);
+    // No --topology: this machine's hwloc; the GPU is unknown to it, so the rank gets the
+    // allowed CPUs, and the program really runs bound to them.
+    Proc p = start_xpart(launch({"--bind=closest", "--", "sh", "-c", "echo $XPART_CPUS; grep Cpus_allowed_list /proc/self/status"}),
+                         env, dir_, "pin");
+    ASSERT_EQ(finish(p), 0) << slurp(p.err);
+    std::istringstream out(slurp(p.out));
+    std::string cpus, status;
+    std::getline(out, cpus);
+    std::getline(out, status);
+    ASSERT_FALSE(cpus.empty());
+    EXPECT_NE(status.find(cpus), std::string::npos) << cpus << " vs " << status;
+}
+
+struct StatusCase {
+    const char* name;
+    std::vector<std::string> command;
+    EnvMap env;
+    int status;
+    const char* stderr_text;  // exact
+};
+
+class LaunchStatusTest : public LaunchCliTest, public ::testing::WithParamInterface<StatusCase> {};
+
+TEST_P(LaunchStatusTest, PropagatesAndExplains) {
+    const StatusCase& c = GetParam();
+    EnvMap env = c.env;
+    std::vector<std::string> args{"--"};
+    args.insert(args.end(), c.command.begin(), c.command.end());
+    Proc p = start_xpart(launch(args), env, dir_, "status");
+    EXPECT_EQ(finish(p), c.status);
+    EXPECT_EQ(slurp(p.err), c.stderr_text);
+}
+
+const StatusCase kStatusCases[] = {
+    {"exit_status", {"sh", "-c", "exit 7"}, {{"CUDA_VISIBLE_DEVICES", mig_uuid(0, 7)}}, 7, ""},
+    {"signal_status", {"sh", "-c", "kill -TERM $$"}, {{"CUDA_VISIBLE_DEVICES", mig_uuid(0, 7)}}, 143, ""},
+    {"missing_program", {"/nonexistent/prog"}, {{"CUDA_VISIBLE_DEVICES", mig_uuid(0, 7)}}, 127,
+     "xpart launch: /nonexistent/prog: No such file or directory\n"},
+    {"unknown_partition", {"true"}, {{"CUDA_VISIBLE_DEVICES", "MIG-nope"}}, 1,
+     "xpart launch: environment: CUDA_VISIBLE_DEVICES='MIG-nope': token 'MIG-nope' matches no "
+     "partition on this node\n"},
+    {"bad_rank_variable", {"true"},
+     {{"CUDA_VISIBLE_DEVICES", mig_uuid(0, 7)}, {"SLURM_PROCID", "one"}, {"SLURM_NTASKS", "2"}}, 1,
+     "xpart launch: environment: SLURM_PROCID='one' is not a non-negative integer\n"},
+    {"nothing_allotted", {"true"}, {}, 1,
+     "xpart launch: environment: no partitions allotted: none of CUDA_VISIBLE_DEVICES, "
+     "ROCR_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS is set\n"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Cases, LaunchStatusTest, ::testing::ValuesIn(kStatusCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST_F(LaunchCliTest, MpsOneDaemonPerInstanceDuringTheStepNoneAfter) {
+    const std::string base = dir_ + "/mps";
+    // 4 ranks on 2 GPU instances: two ranks share each, with half the threads each.
+    std::vector<Proc> procs;
+    for (int l = 0; l < 4; ++l) {
+        EnvMap env = slurm_rank(l, 4, l, 0, "4");
+        env["CUDA_VISIBLE_DEVICES"] = mig_uuid(0, 7) + "," + mig_uuid(0, 8);
+        procs.push_back(start_xpart(
+            launch({"--mps", "--mps-control", fake_, "--mps-dir", base, "--", "sh", "-c",
+                    "echo $CUDA_VISIBLE_DEVICES $CUDA_MPS_PIPE_DIRECTORY "
+                    "$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; touch " + started(l) + "; sleep 1"}),
+            env, dir_, "mps" + std::to_string(l)));
+    }
+    // While all four programs run: exactly one daemon per instance.
+    ASSERT_TRUE(wait_started(4));
+    EXPECT_EQ(live_daemons(base), 2);
+    for (int l = 0; l < 4; ++l) {
+        ASSERT_EQ(finish(procs[l]), 0) << slurp(procs[l].err);
+        std::string inst = l < 2 ? "gpu0-gi7" : "gpu0-gi8";
+        EXPECT_EQ(slurp(procs[l].out), mig_uuid(0, l < 2 ? 7 : 8) + " " + base + "/job-4242.0/" +
+                                           inst + "/pipe 50\n");
+    }
+    EXPECT_EQ(live_daemons(base), 0);
+    EXPECT_FALSE(fs::exists(base + "/job-4242.0"));
+}
+
+TEST_F(LaunchCliTest, MpsKilledRankLeavesNothingBehind) {
+    const std::string base = dir_ + "/mps";
+    std::vector<Proc> procs;
+    for (int l = 0; l < 3; ++l) {
+        EnvMap env = slurm_rank(l, 3, l, 0, "3");
+        env["CUDA_VISIBLE_DEVICES"] = all_uuids(3, 1);
+        procs.push_back(start_xpart(
+            launch({"--mps", "--mps-control", fake_, "--mps-dir", base, "--", "sh", "-c",
+                    "touch " + started(l) + "; exec sleep " + (l == 0 ? "30" : "1")}),
+            env, dir_, "kill" + std::to_string(l)));
+    }
+    ASSERT_TRUE(wait_started(3));
+    EXPECT_EQ(live_daemons(base), 3);
+    kill(procs[0].pid, SIGKILL);  // rank 0's launcher dies without leaving
+    EXPECT_EQ(finish(procs[0]), 128 + SIGKILL);
+    for (int l = 1; l < 3; ++l) EXPECT_EQ(finish(procs[l]), 0) << slurp(procs[l].err);
+    EXPECT_EQ(live_daemons(base), 0);
+    EXPECT_FALSE(fs::exists(base + "/job-4242.0"));
+}
+
+TEST_F(LaunchCliTest, MpsDaemonDeathFailsTheRankClearly) {
+    const std::string base = dir_ + "/mps";
+    EnvMap env = slurm_rank(0, 1, 0, 0, "1");
+    env["CUDA_VISIBLE_DEVICES"] = mig_uuid(2, 7);
+    Proc p = start_xpart(launch({"--mps", "--mps-control", fake_, "--mps-dir", base, "--", "sh",
+                                 "-c", "touch " + started(0) + "; exec sleep 30"}),
+                         env, dir_, "death");
+    const std::string pid_file = base + "/job-4242.0/gpu2-gi7/pipe/nvidia-cuda-mps-control.pid";
+    // Kill the daemon only once the program runs on it.
+    ASSERT_TRUE(wait_started(1)) << slurp(p.err);
+    pid_t daemon = std::atoi(slurp(pid_file).c_str());
+    ASSERT_GT(daemon, 0);
+    auto t0 = std::chrono::steady_clock::now();
+    kill(daemon, SIGKILL);
+    EXPECT_EQ(finish(p), 1);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10)) << "the rank hung";
+    EXPECT_NE(slurp(p.err).find("xpart launch: rank 0: MPS control daemon for " + mig_uuid(2, 7) +
+                                " died; see " + base + "/job-4242.0/gpu2-gi7/log/control.log; "
+                                "stopping the program"),
+              std::string::npos)
+        << slurp(p.err);
+    EXPECT_FALSE(fs::exists(base + "/job-4242.0"));
+}
+
+// The Prolog/Epilog path: `xpart mps start` as root for the job, ranks join, `stop` cleans.
+TEST_F(LaunchCliTest, PrologStartRanksJoinEpilogStop) {
+    const std::string base = dir_ + "/mps";
+    EnvMap prolog{{"SLURM_JOB_ID", "4242"}, {"SLURM_JOB_UID", std::to_string(getuid())},
+                  {"CUDA_VISIBLE_DEVICES", all_uuids(2, 2)}, {"XPART_MPS_CONTROL", fake_},
+                  {"XPART_MPS_DIR", base}, {"XPART_NODE_JSON", node_json_}};
+    Proc start = start_xpart({"mps", "start"}, prolog, dir_, "prolog");
+    ASSERT_EQ(finish(start), 0) << slurp(start.err);
+    EXPECT_EQ(live_daemons(base), 4);
+    Proc status = start_xpart({"mps", "status"}, prolog, dir_, "status");
+    EXPECT_EQ(finish(status), 0) << slurp(status.err);
+    std::string lines = slurp(status.out);
+    EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 4) << lines;
+    EXPECT_NE(lines.find("gpu1-gi8 " + mig_uuid(1, 8) + " pid "), std::string::npos) << lines;
+    EXPECT_EQ(lines.find("dead"), std::string::npos);
+
+    EnvMap rank = slurm_rank(0, 1, 0, 0, "1");
+    rank["CUDA_VISIBLE_DEVICES"] = mig_uuid(1, 8);
+    rank["XPART_MPS_DIR"] = base;
+    Proc r = start_xpart(launch({"--mps", "--mps-control", fake_, "--", "sh", "-c", "echo $CUDA_MPS_PIPE_DIRECTORY"}),
+                         rank, dir_, "rank");
+    ASSERT_EQ(finish(r), 0) << slurp(r.err);
+    EXPECT_EQ(slurp(r.out), base + "/job-4242/gpu1-gi8/pipe\n");
+    EXPECT_EQ(live_daemons(base), 4) << "ranks must not stop the Prolog's daemons";
+
+    Proc stop = start_xpart({"mps", "stop"}, prolog, dir_, "epilog");
+    ASSERT_EQ(finish(stop), 0) << slurp(stop.err);
+    EXPECT_EQ(live_daemons(base), 0);
+    EXPECT_FALSE(fs::exists(base + "/job-4242"));
+    Proc after = start_xpart({"mps", "status"}, prolog, dir_, "after");
+    EXPECT_EQ(finish(after), 1);
+    EXPECT_EQ(slurp(after.out), "job 4242: no MPS daemons\n");
+}
+
+}  // namespace
+}  // namespace xpart::launch
+
+namespace xpart::launch {
+namespace {
+
+// The shipped hooks, run as Slurm would run them (as root, with the job's variables).
+TEST_F(LaunchCliTest, PrologAndEpilogHooksAsShipped) {
+    const std::string base = dir_ + "/mps";
+    EnvMap env{{"SLURM_JOB_ID", "4242"}, {"SLURM_JOB_UID", std::to_string(getuid())},
+               {"SLURM_JOB_CONSTRAINTS", "bigmem,xpart-mps"},
+               {"CUDA_VISIBLE_DEVICES", all_uuids(3, 1)}, {"XPART", builddir() + "/xpart"},
+               {"XPART_MPS_CONTROL", fake_}, {"XPART_MPS_DIR", base},
+               {"XPART_NODE_JSON", node_json_}};
+    auto run_hook = [&](const std::string& hook, const EnvMap& e) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            for (const auto& [k, v] : e) setenv(k.c_str(), v.c_str(), 1);
+            execl("/bin/bash", "bash", hook.c_str(), static_cast<char*>(nullptr));
+            _exit(126);
+        }
+        int st = 0;
+        waitpid(pid, &st, 0);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    };
+    const std::string prolog = srcdir() + "/etc/prolog.d/xpart-mps.sh";
+    const std::string epilog = srcdir() + "/etc/epilog.d/xpart-mps.sh";
+    // Not asked for: nothing starts.
+    EnvMap plain = env;
+    plain["SLURM_JOB_CONSTRAINTS"] = "bigmem";
+    EXPECT_EQ(run_hook(prolog, plain), 0);
+    EXPECT_EQ(live_daemons(base), 0);
+    ASSERT_EQ(run_hook(prolog, env), 0);
+    EXPECT_EQ(live_daemons(base), 3);
+    ASSERT_EQ(run_hook(epilog, env), 0);
+    EXPECT_EQ(live_daemons(base), 0);
+    EXPECT_FALSE(fs::exists(base + "/job-4242"));
+}
+
+}  // namespace
+}  // namespace xpart::launch
+
+namespace xpart::launch {
+namespace {
+
+// Real discovery on a simulated node: xpart-sim builds the A100 MIG guide node (root tree and
+// fake NVML), and `xpart --root` launches three ranks on three of its MIG devices.
+TEST_F(LaunchCliTest, DiscoversASimulatedNode) {
+    const std::string root = dir_ + "/root";
+    pid_t pid = fork();
+    if (pid == 0) {
+        std::string sim = builddir() + "/xpart-sim", spec = srcdir() + "/sim/specs/a100-guide.json";
+        execl(sim.c_str(), sim.c_str(), "build", spec.c_str(), root.c_str(), static_cast<char*>(nullptr));
+        _exit(126);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    const std::vector<std::string> uuids{"MIG-c6d4f1ef-42e4-5de3-91c7-45d71c87eb3f",
+                                         "MIG-0c757cd7-e942-5726-a0b8-0e8fb7067135",
+                                         "MIG-cba663e8-9bed-5b25-b243-5985ef7c9beb"};
+    for (int r = 0; r < 3; ++r) {
+        EnvMap env = slurm_rank(r, 3, r, 0, "3");
+        env["CUDA_VISIBLE_DEVICES"] = uuids[0] + "," + uuids[1] + "," + uuids[2];
+        env["XPART_NVML_LIBRARY"] = root + "/usr/lib/xpart-sim/libnvidia-ml.so.1";
+        Proc p = start_xpart({"--root", root, "launch", "--verbose", "--", "sh", "-c",
+                              "echo $CUDA_VISIBLE_DEVICES"},
+                             env, dir_, "sim" + std::to_string(r));
+        ASSERT_EQ(finish(p), 0) << slurp(p.err);
+        EXPECT_EQ(slurp(p.out), uuids[static_cast<std::size_t>(r)] + "\n");
+        EXPECT_NE(slurp(p.err).find("partition " + std::to_string(r) + " "), std::string::npos)
+            << slurp(p.err);
+    }
+}
+
+}  // namespace
+}  // namespace xpart::launch
