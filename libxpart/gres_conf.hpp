@@ -19,7 +19,7 @@ namespace xpart {
 
 // One gres.conf record (one logical line, after `\` continuation). Lists are expanded: File=
 // /dev/nvidia[0-1] gives two files, NodeName=n[1-2] two names, Cores=0-1 two cores.
-struct GresRecord {
+struct GresConfRecord {
     std::string file;                         // gres.conf path, for messages ("" if generated)
     unsigned line = 0;                        // first physical line of the record (1-based)
     std::vector<std::string> node_names;      // NodeName=; empty: the record is for every node
@@ -45,7 +45,7 @@ struct GresConf {
     std::string autodetect;  // a global `AutoDetect=` line; "" when absent
     // File order (the order Slurm numbers GRES indices in). A `NodeName=... AutoDetect=...`
     // line without Name= is kept as a record with an empty name (node-local AutoDetect).
-    std::vector<GresRecord> records;
+    std::vector<GresConfRecord> records;
 };
 
 // Parses gres.conf text. `file` names the source in messages. Every error is one line,
@@ -56,7 +56,7 @@ Result<GresConf> read_gres_conf(const RootFs& root, const std::string& node_path
 
 // The records a node named `node_name` uses: those without NodeName= and those whose
 // NodeName= list holds it. Like Slurm, the name is matched exactly.
-std::vector<GresRecord> records_for_node(const GresConf& conf, const std::string& node_name);
+std::vector<GresConfRecord> records_for_node(const GresConf& conf, const std::string& node_name);
 
 // Slurm's hostlist expansion as used for NodeName= and File=: "n[01-03,7],x" ->
 // n01 n02 n03 n7 x (zero padding kept; several bracket groups multiply).
@@ -66,9 +66,9 @@ Result<std::vector<std::string>> expand_hostlist(std::string_view list);
 // One record per partition of `node`, in discovery order (the order Slurm indices follow):
 // Name=gpu Type=<partition type>, the partition's non-shared device files as host paths
 // through `root` (MultipleFiles= when there are several, File= when one), Cores=<GPU cpus>.
-std::vector<GresRecord> generate_gres_records(const Node& node, const RootFs& root);
+std::vector<GresConfRecord> generate_gres_records(const Node& node, const RootFs& root);
 // The gres.conf line for a record: "Name=gpu Type=1g.10gb MultipleFiles=a,b Cores=0-3".
-std::string format_gres_record(const GresRecord& record);
+std::string format_gres_record(const GresConfRecord& record);
 
 struct GresMismatch {
     std::string file;  // gres.conf path
@@ -98,7 +98,7 @@ struct GresCheckOptions {
 // partition, extra record, count differs, file of no partition, shared file in a record,
 // cores differ, record naming no files, duplicate record, MIG mode change pending. Empty
 // (or notes only): they agree.
-std::vector<GresMismatch> check_gres_records(const std::vector<GresRecord>& records,
+std::vector<GresMismatch> check_gres_records(const std::vector<GresConfRecord>& records,
                                              const Node& node,
                                              const GresCheckOptions& options);
 

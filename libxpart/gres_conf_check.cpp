@@ -18,7 +18,7 @@ struct PartitionSlot {
     const Gpu* gpu = nullptr;
     const Partition* partition = nullptr;
     std::set<std::string> files;   // non-shared node paths
-    const GresRecord* claimed_by = nullptr;
+    const GresConfRecord* claimed_by = nullptr;
 };
 
 std::string join(const std::vector<std::string>& items, const char* sep) {
@@ -61,7 +61,7 @@ public:
             for (const std::string& f : slots_[i].files) owners_[f].push_back(i);
     }
 
-    void check_record(const GresRecord& r) {
+    void check_record(const GresConfRecord& r) {
         if (r.device_paths().empty()) return check_count_only(r);
         const std::string key = r.multiple_files.empty() ? "File" : "MultipleFiles";
         if (!r.multiple_files.empty()) return check_unit(r, key, r.multiple_files);
@@ -90,7 +90,7 @@ public:
     std::vector<GresMismatch> take() { return std::move(out_); }
 
 private:
-    void add(const GresRecord* r, const std::string& message, bool note = false) {
+    void add(const GresConfRecord* r, const std::string& message, bool note = false) {
         out_.push_back({r ? r->file : options_.file, r ? r->line : 0, message, note});
     }
 
@@ -109,7 +109,7 @@ private:
     }
 
     // A record without files only counts: it claims that many partitions of its type.
-    void check_count_only(const GresRecord& r) {
+    void check_count_only(const GresConfRecord& r) {
         const std::uint64_t wanted = r.effective_count();
         std::uint64_t got = 0;
         for (PartitionSlot& s : slots_) {
@@ -126,7 +126,7 @@ private:
                         " not named by another record");
     }
 
-    void check_unit(const GresRecord& r, const std::string& key,
+    void check_unit(const GresConfRecord& r, const std::string& key,
                     const std::vector<std::string>& paths) {
         const std::string written = key + "=" + join(paths, ",");
         std::set<std::string> known;
@@ -165,7 +165,7 @@ private:
 
     // The files are a partition's, but not exactly one partition's set. Name the partition
     // a file belongs to alone (a MIG cap file, an XCP render node) and claim it.
-    void report_files_differ(const GresRecord& r, const std::string& written,
+    void report_files_differ(const GresConfRecord& r, const std::string& written,
                              const std::set<std::string>& known) {
         for (const std::string& f : known) {
             const std::vector<std::size_t>& owners = owners_.at(f);
@@ -179,7 +179,7 @@ private:
         add(&r, written + ": these files are not the files of any one partition");
     }
 
-    void compare_type_and_cores(const GresRecord& r, const PartitionSlot& s) {
+    void compare_type_and_cores(const GresConfRecord& r, const PartitionSlot& s) {
         const std::string& hw = s.partition->type;
         if (r.type.empty())
             add(&r, "type differs: no Type=, the hardware has " + hw + " (" + describe(s) + ")");
@@ -213,10 +213,10 @@ std::string GresMismatch::to_string() const {
     return out + ": " + (note ? "note: " : "") + message;
 }
 
-std::vector<GresMismatch> check_gres_records(const std::vector<GresRecord>& records,
+std::vector<GresMismatch> check_gres_records(const std::vector<GresConfRecord>& records,
                                              const Node& node, const GresCheckOptions& options) {
     Checker checker(node, options);
-    for (const GresRecord& r : records)
+    for (const GresConfRecord& r : records)
         if (iequals(r.name, "gpu")) checker.check_record(r);
     checker.check_node(node);
     return checker.take();

@@ -29,11 +29,11 @@ std::string escape_value(const std::string& v) {
 
 }  // namespace
 
-std::vector<GresRecord> generate_gres_records(const Node& node, const RootFs& root) {
-    std::vector<GresRecord> records;
+std::vector<GresConfRecord> generate_gres_records(const Node& node, const RootFs& root) {
+    std::vector<GresConfRecord> records;
     for (const Gpu& gpu : node.gpus) {
         for (const Partition& p : gpu.partitions) {
-            GresRecord r;
+            GresConfRecord r;
             r.name = "gpu";
             r.type = p.type;
             std::vector<std::string> paths;
@@ -50,7 +50,7 @@ std::vector<GresRecord> generate_gres_records(const Node& node, const RootFs& ro
     return records;
 }
 
-std::string format_gres_record(const GresRecord& r) {
+std::string format_gres_record(const GresConfRecord& r) {
     std::vector<std::string> parts;
     if (!r.node_names.empty()) parts.push_back("NodeName=" + escape_value(join(r.node_names, ',')));
     if (!r.name.empty()) parts.push_back("Name=" + escape_value(r.name));

@@ -205,7 +205,7 @@ public:
     }
 
     // Applies one option of a record; `seen` catches keys given twice (and their aliases).
-    Status apply(const KeyValue& kv, GresRecord& r) {
+    Status apply(const KeyValue& kv, GresConfRecord& r) {
         const std::string key = to_lower(kv.key);
         std::string canonical = key == "cpus" ? "cores" : key == "files" ? "file"
                                 : key == "link" ? "links" : key;
@@ -253,7 +253,7 @@ public:
     }
 
     // Cross-key rules Slurm enforces with fatal().
-    Status finish(const std::vector<KeyValue>& pairs, GresRecord& r) const {
+    Status finish(const std::vector<KeyValue>& pairs, GresConfRecord& r) const {
         auto find = [&](const char* k) -> const KeyValue* {
             for (const KeyValue& kv : pairs)
                 if (iequals(kv.key, k)) return &kv;
@@ -345,7 +345,7 @@ Result<std::vector<std::string>> expand_hostlist(std::string_view list) {
     return out;
 }
 
-std::uint64_t GresRecord::effective_count() const {
+std::uint64_t GresConfRecord::effective_count() const {
     if (count) return *count;
     if (!files.empty()) return files.size();
     return 1;
@@ -368,7 +368,7 @@ Result<GresConf> parse_gres_conf(std::string_view text, const std::string& file)
             if (++at == kvs.size()) continue;
         }
         const KeyValue& head = kvs[at];
-        GresRecord record;
+        GresConfRecord record;
         record.file = file;
         record.line = logical.line;
         if (iequals(head.key, "NodeName")) {
@@ -398,9 +398,9 @@ Result<GresConf> read_gres_conf(const RootFs& root, const std::string& node_path
     return parse_gres_conf(*text, node_path);
 }
 
-std::vector<GresRecord> records_for_node(const GresConf& conf, const std::string& node_name) {
-    std::vector<GresRecord> out;
-    for (const GresRecord& r : conf.records) {
+std::vector<GresConfRecord> records_for_node(const GresConf& conf, const std::string& node_name) {
+    std::vector<GresConfRecord> out;
+    for (const GresConfRecord& r : conf.records) {
         bool mine = r.node_names.empty();
         for (const std::string& n : r.node_names) mine = mine || n == node_name;
         if (mine) out.push_back(r);

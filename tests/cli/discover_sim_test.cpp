@@ -146,7 +146,7 @@ TEST_P(DiscoverSim, GresConfNamesRealDeviceFiles) {
     auto conf = parse_gres_conf(join_lines(lines), "generated");
     ASSERT_TRUE(conf.ok()) << conf.error().message;
     EXPECT_EQ(conf->records.size(), GetParam().partitions);
-    for (const GresRecord& r : conf->records) {
+    for (const GresConfRecord& r : conf->records) {
         ASSERT_FALSE(r.device_paths().empty());
         for (const std::string& path : r.device_paths()) {
             struct stat st {};

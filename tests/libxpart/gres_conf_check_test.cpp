@@ -24,7 +24,7 @@ const char* const kGoodConf =
 
 TEST(GresConfGenerate, OneRecordPerPartitionInDiscoveryOrder) {
     std::string text;
-    for (const GresRecord& r : generate_gres_records(hand_built_node(), RootFs("/")))
+    for (const GresConfRecord& r : generate_gres_records(hand_built_node(), RootFs("/")))
         text += format_gres_record(r) + "\n";
     EXPECT_EQ(text, kGoodConf);
 }
@@ -40,7 +40,7 @@ TEST(GresConfGenerate, HostPathsThroughTheRootPrefix) {
 TEST(GresConfGenerate, RoundTripsThroughTheParser) {
     const auto records = generate_gres_records(hand_built_node(), RootFs("/"));
     std::string text;
-    for (const GresRecord& r : records) text += format_gres_record(r) + "\n";
+    for (const GresConfRecord& r : records) text += format_gres_record(r) + "\n";
     auto conf = parse_gres_conf(text, "gen");
     ASSERT_TRUE(conf.ok()) << conf.error().message;
     ASSERT_EQ(conf->records.size(), records.size());
@@ -86,7 +86,7 @@ TEST(GresConfCheck, GeneratedConfAgrees) { EXPECT_EQ(check(kGoodConf), std::vect
 
 TEST(GresConfCheck, SimulatedRootHostPathsAgree) {
     std::string text;
-    for (const GresRecord& r : generate_gres_records(hand_built_node(), RootFs("/tmp/r")))
+    for (const GresConfRecord& r : generate_gres_records(hand_built_node(), RootFs("/tmp/r")))
         text += format_gres_record(r) + "\n";
     EXPECT_EQ(check(text, hand_built_node(), RootFs("/tmp/r")), std::vector<std::string>{});
 }

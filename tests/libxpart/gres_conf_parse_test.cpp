@@ -12,7 +12,7 @@ namespace {
 // Each record shown as "<line>|<record re-formatted>"; the formatter is tested below.
 std::vector<std::string> summarize(const GresConf& conf) {
     std::vector<std::string> out;
-    for (const GresRecord& r : conf.records)
+    for (const GresConfRecord& r : conf.records)
         out.push_back(std::to_string(r.line) + "|" + format_gres_record(r));
     return out;
 }
@@ -200,15 +200,15 @@ TEST(GresConfNodes, RecordsForNodeKeepsUnscopedAndMatchingRecords) {
         "g");
     ASSERT_TRUE(conf.ok());
     std::vector<unsigned> lines;
-    for (const GresRecord& r : records_for_node(*conf, "n2")) lines.push_back(r.line);
+    for (const GresConfRecord& r : records_for_node(*conf, "n2")) lines.push_back(r.line);
     EXPECT_EQ(lines, (std::vector<unsigned>{1, 2}));
     lines.clear();
-    for (const GresRecord& r : records_for_node(*conf, "n10")) lines.push_back(r.line);
+    for (const GresConfRecord& r : records_for_node(*conf, "n10")) lines.push_back(r.line);
     EXPECT_EQ(lines, (std::vector<unsigned>{1}));
 }
 
 TEST(GresConfRecord, EffectiveCountFollowsSlurm) {
-    GresRecord r;
+    GresConfRecord r;
     EXPECT_EQ(r.effective_count(), 1u);
     r.files = {"/dev/a", "/dev/b"};
     EXPECT_EQ(r.effective_count(), 2u);

@@ -24,7 +24,7 @@ Node discover_sim(const SimRoot& r) {
 
 std::string generated_text(const Node& node, const RootFs& root) {
     std::string text;
-    for (const GresRecord& r : generate_gres_records(node, root)) text += format_gres_record(r) + "\n";
+    for (const GresConfRecord& r : generate_gres_records(node, root)) text += format_gres_record(r) + "\n";
     return text;
 }
 
