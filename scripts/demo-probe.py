@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Runs inside each rank of the demo jobs: which partition the rank got and what it can open.
+
+argv: NODE_JSON (xpart discover --json of this node). Reads XPART_PARTITION (set by
+xpart launch), SLURM_STEP_GPUS (the step's GRES indices), CUDA_MPS_PIPE_DIRECTORY.
+Prints one line: own partition files (must open: ENXIO = allowed, no driver behind it), the
+step's other partitions, and the rest of the node (must be refused: EPERM).
+"""
+import errno
+import json
+import os
+import sys
+
+
+def probe(path):
+    try:
+        os.close(os.open(path, os.O_RDONLY))
+        return "OK"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+
+
+def main():
+    node = json.load(open(sys.argv[1]))
+    root = os.environ.get("XPART_ROOT", "")
+    # GRES index order = discovery order of bindable partitions (pending MIG GPUs have none).
+    parts = [(g, p) for g in node["gpus"] for p in g["partitions"]]
+    mine_id = os.environ["XPART_PARTITION"]
+    step = {int(i) for i in os.environ.get("SLURM_STEP_GPUS", "").split(",") if i != ""}
+
+    def key(g, p):
+        return p["uuid"] if g["vendor"] == "nvidia" else "%s/%d" % (p["uuid"], p["index"])
+
+    def own_files(p):
+        return [root + f["path"] for f in p["device_files"] if not f["shared"]]
+
+    mine = [(i, g, p) for i, (g, p) in enumerate(parts) if key(g, p) == mine_id]
+    if len(mine) != 1:
+        print("rank %s: partition %s not found on this node" % (os.environ.get("SLURM_PROCID"), mine_id))
+        return 1
+    mi, mg, mp = mine[0]
+    mine_files = set(own_files(mp))
+
+    step_files = {f for i in step for f in own_files(parts[i][1])}
+
+    def tally(indices, minus):
+        # A file shared with a partition the rank may use (the parent /dev/nvidiaN, a GI's
+        # cap) is not another partition's: leave it out of that partition's count.
+        files = sorted({f for i in indices for f in own_files(parts[i][1])} - minus)
+        res = [probe(f) for f in files]
+        return "%d/%d %s" % (len(res), len(files), ",".join(sorted(set(res))) or "-")
+
+    own = [probe(f) for f in sorted(mine_files)]
+    peers = [i for i in step if i != mi]
+    rest = [i for i in range(len(parts)) if i not in step]
+    mps = os.environ.get("CUDA_MPS_PIPE_DIRECTORY")
+    daemon = "-"
+    if mps:
+        try:
+            pid = int(open(os.path.join(mps, "nvidia-cuda-mps-control.pid")).read().split()[0])
+            os.kill(pid, 0)
+            daemon = "pid %d alive, %s%% threads" % (pid, os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "100"))
+        except (OSError, ValueError, IndexError) as e:
+            daemon = "NOT RUNNING (%s)" % e
+    print("rank %-2s %-11s %-44s own %d/%d %s | step's other partitions %s | rest of node %s | mps %s%s" % (
+        os.environ.get("SLURM_PROCID", "?"), mp["type"], mine_id, len(own), len(own),
+        ",".join(sorted(set(own))), tally(peers, mine_files), tally(rest, step_files), daemon,
+        (" " + os.path.basename(os.path.dirname(mps))) if mps else ""))
+    return 0
+
+
+sys.exit(main())
