@@ -3,11 +3,24 @@
 //   xpart-sim check SPEC          parse a spec and report the first error
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <iostream>
 
 #include "sim/nvidia_install.hpp"
 #include "sim/spec.hpp"
 #include "sim/tree.hpp"
+
+// The fake NVML to install by default: an installed xpart-sim (BINDIR/xpart-sim, under any
+// DESTDIR) takes the one installed beside it in PKGLIBDIR/sim; the build tree's its own.
+static std::string default_fake_nvml() {
+    std::error_code ec;
+    const std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    const std::string installed_exe = std::string(XPART_SIM_BINDIR) + "/xpart-sim";
+    if (!ec && exe.size() >= installed_exe.size() &&
+        exe.compare(exe.size() - installed_exe.size(), installed_exe.size(), installed_exe) == 0)
+        return exe.substr(0, exe.size() - installed_exe.size()) + XPART_SIM_FAKE_NVML_INSTALLED;
+    return XPART_SIM_FAKE_NVML;
+}
 
 int main(int argc, char** argv) {
     CLI::App app{"xpart-sim: simulated GPU nodes for xpart (root trees and a fake NVML)"};
@@ -16,7 +29,7 @@ int main(int argc, char** argv) {
     auto* build = app.add_subcommand("build", "write the root tree of a node spec");
     build->add_option("spec", spec_path, "node spec (JSON)")->required();
     build->add_option("root", root, "directory to create the tree in")->required();
-    std::string nvml_lib = XPART_SIM_FAKE_NVML;
+    std::string nvml_lib = default_fake_nvml();
     build->add_option("--nvml-lib", nvml_lib,
                       "fake libnvidia-ml.so.1 to install into ROOT/usr/lib/xpart-sim (NVIDIA specs)")
         ->capture_default_str();
