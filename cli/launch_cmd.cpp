@@ -9,6 +9,7 @@
 #include "cli/command.hpp"
 #include "launcher/mps_session.hpp"
 #include "launcher/node_source.hpp"
+#include "launcher/rank_cgroup.hpp"
 #include "launcher/rank_plan.hpp"
 #include "launcher/supervise.hpp"
 #include "libxpart/text.hpp"
@@ -22,6 +23,7 @@ using namespace xpart::launch;
 
 struct LaunchOptions {
     std::string bind = "none";
+    std::string confine = "none";
     std::string map;
     bool verbose = false;
     bool mps = false;
@@ -110,14 +112,41 @@ int run_launch(const LaunchOptions& o, const GlobalOptions& global) {
     if (!plan) return fail(plan.error().message);
     const RankAssignment& me = plan->assignments[static_cast<std::size_t>(rank->local_rank)];
     const AllottedPartition& mine = plan->allotment.partitions[me.slot];
-    EnvMap rank_env = narrow_env(env, *node, mine, /*confined=*/false);
+    const bool confine = o.confine == "rank";
+    EnvMap rank_env = narrow_env(env, *node, mine, confine);
 
     if (topology && topology->is_this_system() && !me.cpus.empty()) {
         if (auto s = topology->bind_process(me.cpus); !s) return fail(s.error().message);
         rank_env["XPART_CPUS"] = format_cpu_list(me.cpus);
     }
     if (o.verbose) std::cerr << verbose_line(*node, *rank, *plan) << "\n";
+    const std::string who = std::string(kWho) + ": rank " + std::to_string(rank->rank);
+
+    // The rank's cgroup exists with its rules before the program does; the forked child
+    // enters it before exec, and this process removes it when the program ends (a launcher
+    // killed with SIGKILL leaves an empty cgroup behind, named after its pid).
+    std::optional<RankCgroup> rank_cgroup;
+    BeforeExec enter_cgroup;
+    if (confine) {
+        const Partition& p = node->gpus[mine.gpu].partitions[mine.partition];
+        auto cg = RankCgroup::create(*node, p, "xpart_rank" + std::to_string(rank->rank) + "_" +
+                                                    std::to_string(getpid()));
+        if (!cg) return fail(cg.error().message);
+        rank_cgroup.emplace(std::move(*cg));
+        if (o.verbose)
+            std::cerr << "xpart: rank " << rank->rank << " confined to cgroup " << rank_cgroup->path() << "\n";
+        enter_cgroup = [&rank_cgroup] { return rank_cgroup->enter(); };
+    }
+    auto end_rank = [&](int rc) {
+        if (rank_cgroup)
+            if (auto s = rank_cgroup->remove(); !s) {
+                fail(s.error().message);
+                if (rc == 0) rc = 1;
+            }
+        return rc;
+    };
     if (!o.mps) {
+        if (confine) return end_rank(run_supervised(o.command, rank_env, nullptr, who, enter_cgroup));
         std::string error;
         int rc = exec_program(o.command, rank_env, error);
         return fail(error, rc);
@@ -150,13 +179,12 @@ int run_launch(const LaunchOptions& o, const GlobalOptions& global) {
         return "MPS control daemon for " + inst.uuid + " died; see " +
                mps_log_dir(cfg, inst.name) + "/control.log";
     };
-    int rc = run_supervised(o.command, rank_env, daemon_alive,
-                            std::string(kWho) + ": rank " + std::to_string(rank->rank));
+    int rc = run_supervised(o.command, rank_env, daemon_alive, who, enter_cgroup);
     if (auto s = session->leave(); !s) {
         fail(s.error().message);
         if (rc == 0) rc = 1;
     }
-    return rc;
+    return end_rank(rc);
 }
 
 }  // namespace
@@ -169,6 +197,10 @@ void add_launch_command(CLI::App& app, const GlobalOptions& global, Runner& run)
                     "none: partitions in environment order; closest: group by NUMA node and "
                     "pin each rank's CPUs near its partition (hwloc)")
         ->check(CLI::IsMember({"none", "closest"}));
+    cmd->add_option("--confine", o->confine,
+                    "none: ranks share what the step may open; rank: each rank in its own child "
+                    "cgroup that can open only its own partition's device files")
+        ->check(CLI::IsMember({"none", "rank"}));
     cmd->add_option("--map", o->map,
                     "explicit map: comma list, entry i = partition (environment order) of local rank i");
     cmd->add_flag("--verbose,-v", o->verbose,

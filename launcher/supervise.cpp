@@ -41,7 +41,8 @@ int exec_program(const std::vector<std::string>& argv, const EnvMap& env, std::s
 }
 
 int run_supervised(const std::vector<std::string>& argv, const EnvMap& env,
-                   const HealthCheck& health, const std::string& who) {
+                   const HealthCheck& health, const std::string& who,
+                   const BeforeExec& before_exec) {
     sigset_t watched, old;
     sigemptyset(&watched);
     sigaddset(&watched, SIGCHLD);
@@ -56,6 +57,11 @@ int run_supervised(const std::vector<std::string>& argv, const EnvMap& env,
     }
     if (child == 0) {
         sigprocmask(SIG_SETMASK, &old, nullptr);
+        if (before_exec)
+            if (auto s = before_exec(); !s) {
+                std::cerr << who << ": " << s.error().message << "\n";
+                _exit(1);
+            }
         std::string error;
         int rc = exec_program(argv, env, error);
         std::cerr << who << ": " << error << "\n";

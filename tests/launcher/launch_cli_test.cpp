@@ -3,10 +3,14 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,7 +19,9 @@
 #include <sstream>
 #include <thread>
 
+#include "cgroup/layout.hpp"
 #include "launcher/env_map.hpp"
+#include "libxpart/discovery.hpp"
 #include "libxpart/node_json.hpp"
 #include "tests/launcher/test_nodes.hpp"
 
@@ -48,9 +54,10 @@ struct Proc {
     std::string out, err;  // files
 };
 
-// Starts `xpart args...` with this process's environment plus `extra`.
+// Starts `xpart args...` with this process's environment plus `extra`, in the cgroup whose
+// cgroup.procs file is `enter` when one is given.
 Proc start_xpart(const std::vector<std::string>& args, const EnvMap& extra, const std::string& dir,
-                 const std::string& tag) {
+                 const std::string& tag, const std::string& enter = "") {
     EnvMap env = env_from_environ(environ);
     for (const char* v : {"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "SLURM_STEP_GPUS",
                           "SLURM_JOB_GPUS", "SLURM_JOB_ID", "XPART_MPS_DIR"})
@@ -68,6 +75,7 @@ Proc start_xpart(const std::vector<std::string>& args, const EnvMap& extra, cons
         int e = open(p.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
         dup2(o, 1);
         dup2(e, 2);
+        if (!enter.empty() && !(std::ofstream(enter) << getpid()).flush()) _exit(125);
         std::vector<char*> a, en;
         for (auto& s : argv) a.push_back(s.data());
         a.push_back(nullptr);
@@ -429,6 +437,131 @@ TEST_F(LaunchCliTest, DiscoversASimulatedNode) {
         EXPECT_NE(slurp(p.err).find("partition " + std::to_string(r) + " "), std::string::npos)
             << slurp(p.err);
     }
+}
+
+}  // namespace
+}  // namespace xpart::launch
+
+namespace xpart::launch {
+namespace {
+
+// --confine=rank on a simulated node (root: real cgroups). Two ranks share a GPU's two first
+// partitions; each rank's program opens every device file of both: its own (shared ones
+// included) must be allowed (ENXIO/ENODEV: the simulated nodes have no driver), the other
+// rank's must be refused (EPERM). The rank's cgroup is gone once the rank ended.
+struct ConfineCase {
+    const char* name;
+    const char* spec;
+    const char* variable;  // how the step lists the two partitions
+    bool nvml;
+};
+
+class LaunchConfineTest : public LaunchCliTest, public ::testing::WithParamInterface<ConfineCase> {};
+
+const char* const kOpenProbe = R"(import errno, os, sys
+for p in sys.argv[1:]:
+    try:
+        os.close(os.open(p, os.O_RDONLY)); r = "OK"
+    except OSError as e:
+        r = errno.errorcode.get(e.errno, str(e.errno))
+    print(p, r))";
+
+TEST_P(LaunchConfineTest, EachRankOpensOnlyItsOwnPartition) {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root (cgroups)";
+    const ConfineCase& c = GetParam();
+    const std::string root = dir_ + "/root";
+    pid_t pid = fork();
+    if (pid == 0) {
+        std::string sim = builddir() + "/xpart-sim", spec = srcdir() + "/sim/specs/" + c.spec;
+        execl(sim.c_str(), sim.c_str(), "build", spec.c_str(), root.c_str(), static_cast<char*>(nullptr));
+        _exit(126);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    DiscoveryOptions d;
+    d.root = RootFs(root);
+    d.nvml_library = root + "/usr/lib/xpart-sim/libnvidia-ml.so.1";
+    auto node = discover(d);
+    ASSERT_TRUE(node) << node.error().message;
+    ASSERT_FALSE(node->gpus.empty());
+    const auto& parts = node->gpus[0].partitions;
+    ASSERT_GE(parts.size(), 2u);
+    std::vector<std::set<std::string>> files(2);
+    for (int r = 0; r < 2; ++r)
+        for (const auto& f : parts[static_cast<std::size_t>(r)].device_files) files[static_cast<std::size_t>(r)].insert(root + f.path);
+
+    const std::string list = std::string(c.variable) == "CUDA_VISIBLE_DEVICES"
+                                 ? parts[0].uuid + "," + parts[1].uuid
+                                 : std::string("0,1");
+    for (int r = 0; r < 2; ++r) {
+        EnvMap env = slurm_rank(r, 2, r, 0, "2");
+        env[c.variable] = list;
+        if (c.nvml) env["XPART_NVML_LIBRARY"] = d.nvml_library;
+        std::vector<std::string> args{"--root", root, "launch", "--verbose", "--confine=rank", "--",
+                                      "python3", "-c", kOpenProbe};
+        std::set<std::string> both = files[0];
+        both.insert(files[1].begin(), files[1].end());
+        args.insert(args.end(), both.begin(), both.end());
+        Proc p = start_xpart(args, env, dir_, "confine" + std::to_string(r));
+        ASSERT_EQ(finish(p), 0) << slurp(p.err);
+        const auto& own = files[static_cast<std::size_t>(r)];
+        std::istringstream out(slurp(p.out));
+        std::string path, result;
+        int allowed = 0, refused = 0;
+        while (out >> path >> result) {
+            if (own.count(path)) {
+                EXPECT_TRUE(result == "ENXIO" || result == "ENODEV") << "rank " << r << " own " << path << ": " << result;
+                ++allowed;
+            } else {
+                EXPECT_EQ(result, "EPERM") << "rank " << r << " other rank's " << path;
+                ++refused;
+            }
+        }
+        EXPECT_EQ(allowed, static_cast<int>(own.size()));
+        EXPECT_GT(refused, 0) << "the two partitions share every file";
+        // The verbose line names the cgroup; the launcher removed it when the rank ended.
+        const std::string err = slurp(p.err);
+        const std::string tag = "confined to cgroup ";
+        auto at = err.find(tag);
+        ASSERT_NE(at, std::string::npos) << err;
+        const std::string cg = err.substr(at + tag.size(), err.find('\n', at) - at - tag.size());
+        EXPECT_NE(cg.find("xpart_rank" + std::to_string(r) + "_"), std::string::npos) << cg;
+        EXPECT_FALSE(fs::exists(cg)) << cg << " left behind";
+    }
+}
+
+const ConfineCase kConfineCases[] = {
+    {"mig_a100_guide", "a100-guide.json", "CUDA_VISIBLE_DEVICES", true},
+    {"mi300x_cpx", "mi300x-cpx-8gpu.json", "ROCR_VISIBLE_DEVICES", false},
+};
+
+INSTANTIATE_TEST_SUITE_P(Nodes, LaunchConfineTest, ::testing::ValuesIn(kConfineCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// A rank whose cgroup cannot be set up does not run at all: one error line, exit 1. Forced
+// with a parent that denies every device by default (v1): the rank's DenyManaged set would
+// need the allow-by-default its parent forbids.
+TEST_F(LaunchCliTest, ConfineFailureRunsNothing) {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root (cgroups)";
+    auto layout = cgroup::detect_cgroup_layout(RootFs("/"));
+    ASSERT_TRUE(layout) << layout.error().message;
+    if (!layout->has(cgroup::Hierarchy::V1)) GTEST_SKIP() << "no v1 devices controller";
+    const std::string parent = layout->own(cgroup::Hierarchy::V1) + "/xpart_test_denyall_" + std::to_string(getpid());
+    ASSERT_EQ(mkdir(parent.c_str(), 0755), 0) << parent << ": " << std::strerror(errno);
+    ASSERT_TRUE((std::ofstream(parent + "/devices.deny") << "a").flush());
+    EnvMap env = slurm_rank(0, 1, 0, 0, "1");
+    env["CUDA_VISIBLE_DEVICES"] = mig_uuid(0, 7);
+    const std::string marker = dir_ + "/ran";
+    Proc p = start_xpart(launch({"--confine=rank", "--", "touch", marker}), env, dir_, "cfail",
+                         parent + "/cgroup.procs");
+    const int rc = finish(p);
+    EXPECT_EQ(rmdir(parent.c_str()), 0) << parent << ": " << std::strerror(errno);
+    EXPECT_EQ(rc, 1);
+    const std::string err = slurp(p.err);
+    EXPECT_EQ(err.rfind("xpart launch: --confine=rank: ", 0), 0u) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_FALSE(fs::exists(marker)) << "the program ran unconfined";
 }
 
 }  // namespace
