@@ -87,11 +87,10 @@ int run_launch(const LaunchOptions& o, const GlobalOptions& global) {
     EnvMap env = env_from_environ(environ);
     auto rank = detect_rank(env);
     if (!rank) return fail(rank.error().message);
-    auto node = load_node(o.node_json, global.root);
-    if (!node) return fail(node.error().message);
     RootFs root(global.root.empty() ? "/" : global.root);
-    auto allotment = resolve_allotment(*node, env, open_probe(root));
-    if (!allotment) return fail(allotment.error().message);
+    auto found = resolve_node(o.node_json, root, env);
+    if (!found) return fail(found.error().message);
+    const Node& node = found->node;
 
     MapOptions map_options;
     map_options.bind = o.bind == "closest" ? BindPolicy::Closest : BindPolicy::None;
@@ -107,19 +106,19 @@ int run_launch(const LaunchOptions& o, const GlobalOptions& global) {
         topology.emplace(std::move(*t));
         map_options.allowed_cpus = topology->allowed_cpus();
     }
-    auto plan = plan_node(*node, std::move(*allotment), topology ? &*topology : nullptr,
+    auto plan = plan_node(node, std::move(found->allotment), topology ? &*topology : nullptr,
                           rank->local_size, map_options);
     if (!plan) return fail(plan.error().message);
     const RankAssignment& me = plan->assignments[static_cast<std::size_t>(rank->local_rank)];
     const AllottedPartition& mine = plan->allotment.partitions[me.slot];
     const bool confine = o.confine == "rank";
-    EnvMap rank_env = narrow_env(env, *node, mine, confine);
+    EnvMap rank_env = narrow_env(env, node, mine, confine);
 
     if (topology && topology->is_this_system() && !me.cpus.empty()) {
         if (auto s = topology->bind_process(me.cpus); !s) return fail(s.error().message);
         rank_env["XPART_CPUS"] = format_cpu_list(me.cpus);
     }
-    if (o.verbose) std::cerr << verbose_line(*node, *rank, *plan) << "\n";
+    if (o.verbose) std::cerr << verbose_line(node, *rank, *plan) << "\n";
     const std::string who = std::string(kWho) + ": rank " + std::to_string(rank->rank);
 
     // The rank's cgroup exists with its rules before the program does; the forked child
@@ -128,8 +127,8 @@ int run_launch(const LaunchOptions& o, const GlobalOptions& global) {
     std::optional<RankCgroup> rank_cgroup;
     BeforeExec enter_cgroup;
     if (confine) {
-        const Partition& p = node->gpus[mine.gpu].partitions[mine.partition];
-        auto cg = RankCgroup::create(*node, p, "xpart_rank" + std::to_string(rank->rank) + "_" +
+        const Partition& p = node.gpus[mine.gpu].partitions[mine.partition];
+        auto cg = RankCgroup::create(node, p, "xpart_rank" + std::to_string(rank->rank) + "_" +
                                                     std::to_string(getpid()));
         if (!cg) return fail(cg.error().message);
         rank_cgroup.emplace(std::move(*cg));
@@ -155,13 +154,13 @@ int run_launch(const LaunchOptions& o, const GlobalOptions& global) {
     // MPS: the daemons serve the instances any local rank uses; sharers split the threads.
     std::vector<AllottedPartition> used;
     for (const auto& a : plan->assignments) used.push_back(plan->allotment.partitions[a.slot]);
-    auto instances = mps_instances(*node, used);
+    auto instances = mps_instances(node, used);
     if (!instances) return fail(instances.error().message);
-    auto my_instance = mps_instance_of(*node, mine);
+    auto my_instance = mps_instance_of(node, mine);
     if (!my_instance) return fail(my_instance.error().message);
     int sharers = 0;
     for (const auto& u : used) {
-        auto inst = mps_instance_of(*node, u);
+        auto inst = mps_instance_of(node, u);
         sharers += inst && inst->name == my_instance->name;
     }
     auto config = mps_config(o, env);
@@ -216,7 +215,7 @@ void add_launch_command(CLI::App& app, const GlobalOptions& global, Runner& run)
         ->check(CLI::Range(0.01, 3600.0));
     cmd->add_option("--job-id", o->job_id, "job key for the MPS directory (default from Slurm/PMIx)");
     cmd->add_option("--node-json", o->node_json,
-                    "node model from this file (xpart discover --json) instead of discovery")
+                    "node model from this file (xpart discover --json) instead of the gres plugin's node cache or discovery")
         ->envname("XPART_NODE_JSON");
     cmd->add_option("--topology", o->topology_xml,
                     "hwloc XML topology instead of this machine's (or --root's)")

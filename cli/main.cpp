@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "cli/command.hpp"
+#include "cli/subcommands.hpp"
 
 int main(int argc, char** argv) {
     CLI::App app{"xpart: GPU partitions (NVIDIA MIG, AMD XCP) as first-class Slurm resources"};
@@ -13,10 +13,7 @@ int main(int argc, char** argv) {
                    "root prefix for every file read (a recorded or simulated node)")
         ->envname("XPART_ROOT");
     xpart::cli::Runner run;
-    xpart::cli::add_discover_command(app, global, run);
-    xpart::cli::add_cgroup_command(app, global, run);
-    xpart::cli::add_launch_command(app, global, run);
-    xpart::cli::add_mps_command(app, global, run);
+    for (const auto& sub : xpart::cli::subcommands_for(argc, argv)) sub.add(app, global, run);
     CLI11_PARSE(app, argc, argv);
     try {
         return run ? run() : 2;

@@ -77,12 +77,9 @@ int run_start(const MpsOptions& o, const GlobalOptions& global) {
     if (o.job_id.empty()) return fail("start", "--job-id (or SLURM_JOB_ID) is required");
     if (o.uid < 0) return fail("start", "--uid (or SLURM_JOB_UID) is required");
     EnvMap env = env_from_environ(environ);
-    auto node = load_node(o.node_json, global.root);
-    if (!node) return fail("start", node.error().message);
-    RootFs root(global.root.empty() ? "/" : global.root);
-    auto allotment = resolve_allotment(*node, env, open_probe(root));
-    if (!allotment) return fail("start", allotment.error().message);
-    auto instances = mps_instances(*node, allotment->partitions);
+    auto found = resolve_node(o.node_json, RootFs(global.root.empty() ? "/" : global.root), env);
+    if (!found) return fail("start", found.error().message);
+    auto instances = mps_instances(found->node, found->allotment.partitions);
     if (!instances) return fail("start", instances.error().message);
 
     // The base is root's and world-searchable; each job directory is its user's, 0700.
@@ -163,7 +160,7 @@ void add_mps_command(CLI::App& app, const GlobalOptions& global, Runner& run) {
     common(start);
     start->add_option("--gid", o->gid, "group of the directories (default: the user's)")
         ->envname("SLURM_JOB_GID");
-    start->add_option("--node-json", o->node_json, "node model file instead of discovery")
+    start->add_option("--node-json", o->node_json, "node model file instead of the node cache or discovery")
         ->envname("XPART_NODE_JSON");
     start->callback([o, &global, &run] { run = [o, &global] { return run_start(*o, global); }; });
     auto* stop = cmd->add_subcommand("stop", "quit the job's daemons and remove their directories (Epilog)");

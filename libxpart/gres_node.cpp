@@ -1,6 +1,7 @@
 #include "libxpart/gres_node.hpp"
 
 #include "libxpart/discovery.hpp"
+#include "libxpart/node_cache.hpp"
 
 namespace xpart {
 
@@ -35,7 +36,15 @@ NodeGres load_node_gres(const std::string& conf_path, const std::vector<Configur
             return out;
         }
         if (conf_out) *conf_out = *conf;
-        return plan_node_gres(discover(discovery_options(*conf)), *conf, configured);
+        const DiscoveryOptions options = discovery_options(*conf);
+        Result<Node> node = discover(options);
+        NodeGres out = plan_node_gres(node, *conf, configured);
+        // The launchers' copy of what was found; a failed discovery removes the old one.
+        Status cached = node ? write_node_cache(options.root, *node) : remove_node_cache(options.root);
+        if (!cached)
+            out.warnings.push_back("node cache: " + cached.error().message +
+                                   "; xpart launch will discover the node in every rank");
+        return out;
     } catch (const std::exception& e) {
         NodeGres out;
         out.errors.push_back(std::string("gres/gpu: internal error, registering no GPU: ") +

@@ -24,7 +24,8 @@ struct NodeGres {
 NodeGres plan_node_gres(const Result<Node>& discovered, const XpartConf& conf,
                         const std::vector<ConfiguredGpu>& configured);
 
-// Reads xpart.conf at `conf_path`, discovers the node, plans. Never throws.
+// Reads xpart.conf at `conf_path`, discovers the node, plans, and writes the node cache
+// (libxpart/node_cache.hpp) for the launchers. Never throws.
 NodeGres load_node_gres(const std::string& conf_path, const std::vector<ConfiguredGpu>& configured,
                         XpartConf* conf_out);
 

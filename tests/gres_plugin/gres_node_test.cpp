@@ -1,6 +1,13 @@
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "libxpart/gres_node.hpp"
+#include "libxpart/node_cache.hpp"
 #include "tests/gres_plugin/sample_nodes.hpp"
 
 namespace xpart {
@@ -60,6 +67,52 @@ TEST(LoadNodeGres, MalformedConfRegistersNothingWithTheConfLine) {
                             "gres/gpu: " + std::string(path) +
                             ":2: OnMismatch=maybe: expected register_hardware or drain; "
                             "registering no GPU"});
+}
+
+// slurmd start leaves the node it found for the launchers, and removes an old one when it
+// found nothing it can trust.
+class NodeCacheAtSlurmdStart : public ::testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/xpart_node_cache_testXXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        root_ = tmpl;
+    }
+    void TearDown() override { std::filesystem::remove_all(root_); }
+    NodeGres start(const std::string& conf_text) {
+        const std::string conf = root_ + "/xpart.conf";
+        std::ofstream(conf) << "Root=" << root_ << "\n" << conf_text;
+        return load_node_gres(conf, {}, nullptr);
+    }
+    std::string root_;
+};
+
+TEST_F(NodeCacheAtSlurmdStart, DiscoveryWritesTheCache) {
+    NodeGres g = start("Vendors=amd\n");
+    EXPECT_TRUE(g.errors.empty());
+    EXPECT_TRUE(g.warnings.empty());
+    auto cached = read_node_cache(RootFs(root_));
+    ASSERT_TRUE(cached) << cached.error().message;
+    EXPECT_TRUE(cached->gpus.empty());
+}
+
+TEST_F(NodeCacheAtSlurmdStart, FailedDiscoveryRemovesTheOldCache) {
+    ASSERT_TRUE(write_node_cache(RootFs(root_), test::amd_cpx_node(2)));
+    // The NVIDIA driver is there but NVML is not: discovery fails, the node registers no GPU.
+    std::filesystem::create_directories(root_ + "/proc/driver/nvidia/gpus");
+    NodeGres g = start("NvmlLibrary=" + root_ + "/no-such-libnvidia-ml.so.1\n");
+    ASSERT_EQ(g.errors.size(), 1u);
+    EXPECT_TRUE(g.records.empty());
+    EXPECT_FALSE(RootFs(root_).exists("/run/xpart/node.json"));
+}
+
+TEST_F(NodeCacheAtSlurmdStart, AnUnwritableCacheIsAWarningNotAFailure) {
+    std::ofstream(root_ + "/run") << "a file where /run should be";
+    NodeGres g = start("Vendors=amd\n");
+    EXPECT_TRUE(g.errors.empty());
+    ASSERT_EQ(g.warnings.size(), 1u);
+    EXPECT_EQ(g.warnings[0], "node cache: " + root_ + "/run/xpart: mkdir: Not a directory; "
+                             "xpart launch will discover the node in every rank");
 }
 
 }  // namespace

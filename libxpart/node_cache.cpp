@@ -1,0 +1,73 @@
+#include "libxpart/node_cache.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include "libxpart/node_json.hpp"
+
+namespace xpart {
+namespace {
+
+Error sys_error(const std::string& path, const char* what) {
+    return Error{path + ": " + what + ": " + std::strerror(errno)};
+}
+
+// mkdir -p for the cache's directories below the root (the root itself must exist).
+Status make_dirs(const std::string& host_dir, std::size_t keep) {
+    for (std::size_t at = host_dir.find('/', keep + 1);; at = host_dir.find('/', at + 1)) {
+        const std::string dir = host_dir.substr(0, at);
+        // Made readable for every launcher whatever slurmd's umask is.
+        if (mkdir(dir.c_str(), 0755) == 0) {
+            if (chmod(dir.c_str(), 0755) != 0) return sys_error(dir, "chmod");
+        } else if (errno != EEXIST) {
+            return sys_error(dir, "mkdir");
+        }
+        if (at == std::string::npos) return ok_status();
+    }
+}
+
+}  // namespace
+
+Status write_node_cache(const RootFs& root, const Node& node) {
+    const std::string path = root.host_path(kNodeCachePath);
+    const std::string dir = path.substr(0, path.rfind('/'));
+    const std::size_t root_len = root.is_real_root() ? 0 : root.root().size();
+    if (auto s = make_dirs(dir, root_len); !s) return s;
+    const std::string text = to_json(node).dump() + "\n";
+    std::string tmp = path + ".XXXXXX";
+    int fd = mkstemp(tmp.data());
+    if (fd < 0) return sys_error(tmp, "create");
+    std::optional<Error> failure;
+    if (fchmod(fd, 0644) != 0) failure = sys_error(tmp, "chmod");
+    else if (write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+        failure = sys_error(tmp, "write");
+    if (close(fd) != 0 && !failure) failure = sys_error(tmp, "close");
+    if (!failure && rename(tmp.c_str(), path.c_str()) != 0) failure = sys_error(path, "rename");
+    if (!failure) return ok_status();
+    unlink(tmp.c_str());
+    return *failure;
+}
+
+Status remove_node_cache(const RootFs& root) {
+    const std::string path = root.host_path(kNodeCachePath);
+    if (unlink(path.c_str()) != 0 && errno != ENOENT) return sys_error(path, "unlink");
+    return ok_status();
+}
+
+Result<Node> read_node_cache(const RootFs& root) {
+    auto text = root.read(kNodeCachePath);
+    if (!text) return text.error();
+    const std::string path = root.host_path(kNodeCachePath);
+    nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) return Error{path + ": not valid JSON"};
+    auto node = node_from_json(j);
+    if (!node) return Error{path + ": " + node.error().message};
+    return node;
+}
+
+}  // namespace xpart

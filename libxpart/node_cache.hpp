@@ -1,0 +1,28 @@
+// The node as the gres plugin found it at slurmd start, kept for `xpart launch` and
+// `xpart mps`. Without it every rank discovers the node again: on a real node that means
+// loading NVML and initialising it in each rank, the largest part of a launch. The plugin's
+// view is also the one the job was bound against; a launcher that meets a partition the cache
+// does not know discovers the node itself.
+#pragma once
+
+#include <string_view>
+
+#include "libxpart/node.hpp"
+#include "libxpart/result.hpp"
+#include "libxpart/root_fs.hpp"
+
+namespace xpart {
+
+// A node path, under the node's root prefix like every other path. /run is a tmpfs, so a
+// reboot (and with it any MIG or partition change it brought) drops the cache.
+inline constexpr std::string_view kNodeCachePath = "/run/xpart/node.json";
+
+// Writes the cache atomically (a temporary file renamed over it), mode 0644, making its
+// directory (0755) when needed. Error: "<host path>: <what failed>: <strerror>".
+Status write_node_cache(const RootFs& root, const Node& node);
+// Removes it: a failed discovery must not leave the facts of an earlier one behind.
+Status remove_node_cache(const RootFs& root);
+// Error when missing, unreadable, not JSON or not a node ("<host path>: <why>").
+Result<Node> read_node_cache(const RootFs& root);
+
+}  // namespace xpart
