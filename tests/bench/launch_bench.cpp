@@ -1,6 +1,7 @@
 // Launch overhead and MPS start cost, with Google Benchmark (report the medians):
 //   Exec/true, Exec/xpart_launch_true: fork+exec+wait of `true` and of `xpart launch -- true`
-//     (a rank of 4 on an 8-GPU MIG node, Slurm variables set as srun would);
+//     (a rank of 4 on an 8-GPU MIG node, Slurm variables set as srun would, the node from
+//     the gres plugin's node cache under XPART_ROOT);
 //   LaunchOverhead: both run back to back in every iteration (interleaved, so machine noise
 //     hits both), the iteration time is the difference;
 //   MpsStart/1, MpsStart/7: start_daemons for 1 and 7 GPU instances with the fake
@@ -19,7 +20,7 @@
 
 #include "launcher/env_map.hpp"
 #include "launcher/mps.hpp"
-#include "libxpart/node_json.hpp"
+#include "libxpart/node_cache.hpp"
 #include "tests/launcher/test_nodes.hpp"
 
 extern char** environ;
@@ -62,13 +63,15 @@ struct Command {
     }
 };
 
-const std::string& node_json() {
-    static std::string path = [] {
-        std::string p = "/tmp/xpart-launch-bench-node.json";
-        std::ofstream(p) << to_json(launch::testing::dgx_a100(8, 1)).dump();
-        return p;
+// A node root holding only the gres plugin's node cache: what a launcher on a real node reads.
+const std::string& node_root() {
+    static std::string root = [] {
+        std::string r = "/tmp/xpart-launch-bench-root";
+        std::filesystem::create_directories(r);
+        if (!write_node_cache(RootFs(r), launch::testing::dgx_a100(8, 1))) std::abort();
+        return r;
     }();
-    return path;
+    return root;
 }
 
 EnvMap rank_env() {
@@ -81,13 +84,13 @@ EnvMap rank_env() {
     env["SLURM_LOCALID"] = "2";
     env["SLURM_NODEID"] = "0";
     env["SLURM_STEP_TASKS_PER_NODE"] = "4";
+    env["XPART_ROOT"] = node_root();
     return env;
 }
 
 Command true_cmd() { return Command({"true"}, rank_env()); }
 Command launch_cmd() {
-    return Command({builddir() + "/xpart", "launch", "--node-json", node_json(), "--", "true"},
-                   rank_env());
+    return Command({builddir() + "/xpart", "launch", "--", "true"}, rank_env());
 }
 
 void BM_ExecTrue(benchmark::State& state) {
