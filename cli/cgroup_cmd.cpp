@@ -201,6 +201,8 @@ constexpr unsigned kSweepDepth = 32;
 
 int run_sweep(const CgroupOptions& o) {
     if (!o.job.empty() && !o.path.empty()) return fail("sweep: give --job or --cgroup, not both");
+    if (o.hierarchy != "auto" && o.hierarchy != "v1" && o.hierarchy != "v2")
+        return fail("--hierarchy '" + o.hierarchy + "': expected v1, v2 or auto");
     auto layout = cgroup::detect_cgroup_layout(RootFs("/"));
     if (!layout) return fail(layout.error().message);
     cgroup::SweepHost host;
@@ -212,7 +214,7 @@ int run_sweep(const CgroupOptions& o) {
         entries = cgroup::sweep_rank_leftovers(where->first, where->second, kSweepDepth, host);
     } else {
         for (Hierarchy h : {Hierarchy::V1, Hierarchy::V2}) {
-            if (!layout->has(h)) continue;
+            if (!layout->has(h) || (o.hierarchy != "auto" && o.hierarchy != to_string(h))) continue;
             if (o.job.empty()) {
                 auto found = cgroup::sweep_rank_leftovers(h, layout->mount(h), kSweepDepth, host);
                 entries.insert(entries.end(), found.begin(), found.end());
@@ -274,7 +276,7 @@ void add_cgroup_command(CLI::App& app, const GlobalOptions& global, Runner& run)
         ->envname("SLURMD_NODENAME");
     sweep->add_option("--cgroup", opts->path,
                       "sweep only below this cgroup (default: every mounted hierarchy)");
-    sweep->add_option("--hierarchy", opts->hierarchy, "v1, v2 or auto, for a relative --cgroup");
+    sweep->add_option("--hierarchy", opts->hierarchy, "v1, v2 or auto (default: both)");
     sweep->add_flag("--dry-run", opts->dry_run, "print what would be removed, remove nothing");
     sweep->callback([&run, opts] { run = [opts] { return run_sweep(*opts); }; });
 }

@@ -60,6 +60,7 @@ missing cgroup|apply --cgroup ${PREFIX}_gone --hierarchy v2 --allow 'c 1:3 rw'|x
 unknown partition|apply --cgroup ${PREFIX}_x --partitions MIG-zz|xpart cgroup: --partitions: partition 'MIG-zz': no such partition on this node
 bad job id|sweep --job 7x|xpart cgroup: --job '7x': expected a decimal Slurm job id
 bad node|sweep --job 7 --node ../x|xpart cgroup: --node '../x': expected a Slurm NodeName
+bad sweep hierarchy|sweep --hierarchy v3|xpart cgroup: --hierarchy 'v3': expected v1, v2 or auto
 job and cgroup|sweep --job 7 --cgroup ${PREFIX}_x|xpart cgroup: sweep: give --job or --cgroup, not both
 deny under deny-all|apply --cgroup ${PREFIX}_x --policy deny-all --deny 'c 1:3 r' --allow 'c 1:5 r'|xpart cgroup: --deny needs --policy deny-managed (deny-all denies everything not allowed)
 EOT
@@ -89,6 +90,10 @@ for H in v1 v2; do
         for _ in $(seq 50); do rmdir "$d" 2>/dev/null && break; sleep 0.1; done
     done
 done
+# A job this node never ran: nothing found, nothing done, success (an Epilog for every job).
+out=$("$X" cgroup sweep --job 4294967290 --node "${PREFIX}_node" 2>&1); rc=$?
+check "sweep --job of an unknown job (output)" "" "$out"
+check "sweep --job of an unknown job (exit 0)" 0 "$rc"
 
 left=$(ls -d /sys/fs/cgroup/devices/${PREFIX}* /sys/fs/cgroup/unified/${PREFIX}* 2>/dev/null)
 check "no test cgroup left" "" "$left"
