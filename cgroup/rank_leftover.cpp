@@ -147,21 +147,25 @@ SweepEntry do_remove(Hierarchy h, const std::string& dir, const SweepHost& host)
 
 void walk(Hierarchy h, const std::string& dir, unsigned depth, const SweepHost& host,
           std::vector<SweepEntry>& out) {
+    for_each_child(dir, out, [&](const std::string& name, const std::string& path) {
+        if (auto rank = parse_rank_cgroup_name(name))
+            out.push_back(sweep_rank_leftover(h, path, *rank, host));
+        else if (depth > 1)
+            walk(h, path, depth - 1, host, out);
+    });
+}
+
+}  // namespace
+
+void for_each_child(const std::string& dir, std::vector<SweepEntry>& out,
+                    const std::function<void(const std::string& name, const std::string& path)>& visit) {
     auto children = child_dirs(dir);
     if (!children) {
         out.push_back({dir, SweepEntry::Outcome::Failed, children.error().message});
         return;
     }
-    for (const auto& name : *children) {
-        const std::string path = dir + "/" + name;
-        if (auto rank = parse_rank_cgroup_name(name))
-            out.push_back(sweep_rank_leftover(h, path, *rank, host));
-        else if (depth > 1)
-            walk(h, path, depth - 1, host, out);
-    }
+    for (const auto& name : *children) visit(name, dir + "/" + name);
 }
-
-}  // namespace
 
 SweepEntry remove_if_empty(Hierarchy h, const std::string& dir, const SweepHost& host) {
     auto occupancy = read_occupancy(dir);

@@ -28,13 +28,7 @@ bool is_dir(const std::string& path) {
 // Post-order: Slurm's levels below `dir` first, rank leftovers judged on their own, anything
 // else left alone (it is not ours to remove, and it keeps `dir` busy, which is reported).
 void clean_below(Hierarchy h, const std::string& dir, const SweepHost& host, std::vector<SweepEntry>& out) {
-    auto children = child_dirs(dir);
-    if (!children) {
-        out.push_back({dir, SweepEntry::Outcome::Failed, children.error().message});
-        return;
-    }
-    for (const auto& name : *children) {
-        const std::string path = dir + "/" + name;
+    for_each_child(dir, out, [&](const std::string& name, const std::string& path) {
         if (auto rank = parse_rank_cgroup_name(name)) {
             out.push_back(sweep_rank_leftover(h, path, *rank, host));
         } else if (is_slurm_job_level(name)) {
@@ -43,7 +37,7 @@ void clean_below(Hierarchy h, const std::string& dir, const SweepHost& host, std
         } else {
             out.push_back({path, SweepEntry::Outcome::Kept, "neither Slurm's nor an xpart rank cgroup"});
         }
-    }
+    });
 }
 
 }  // namespace
