@@ -8,6 +8,7 @@
 #
 # Reads SLURM_JOB_ID and SLURMD_NODENAME (set by slurmd in the Epilog environment; the node
 # name picks slurm_<node>, the cgroup prefix of multiple-slurmd builds such as Debian's).
+# XPART, the xpart program, may be set in /etc/default/xpart (default: xpart on PATH).
 # Always exits 0: what stays is an empty cgroup or one a live process holds; neither harms the
 # next job, and a non-zero Epilog would drain the node. What it did goes to slurmd's log.
 set -u
