@@ -1,4 +1,6 @@
 // `xpart cgroup apply|show|clear`: device rules on one cgroup, for admins and tests.
+// `xpart cgroup sweep`: leftover rank cgroups (and, with --job, that job's Slurm cgroups they
+// kept busy) removed, for the Epilog (etc/epilog.d/xpart-cgroup.sh).
 // Cgroups are the live system's; --root only changes where discovery reads the node from.
 #include <sys/stat.h>
 
@@ -9,6 +11,8 @@
 #include "cgroup/device_cgroup.hpp"
 #include "cgroup/device_rule.hpp"
 #include "cgroup/layout.hpp"
+#include "cgroup/rank_leftover.hpp"
+#include "cgroup/slurm_job_cgroups.hpp"
 #include "cli/command.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/text.hpp"
@@ -31,6 +35,9 @@ struct CgroupOptions {
     std::string policy;
     std::string pid;
     bool remove = false;
+    std::string job;
+    std::string node;
+    bool dry_run = false;
 };
 
 int fail(const std::string& what) {
@@ -189,6 +196,44 @@ int run_clear(const CgroupOptions& o) {
     return 0;
 }
 
+// Deep enough for any systemd or Slurm tree; a bound, since the walk follows no links anyway.
+constexpr unsigned kSweepDepth = 32;
+
+int run_sweep(const CgroupOptions& o) {
+    if (!o.job.empty() && !o.path.empty()) return fail("sweep: give --job or --cgroup, not both");
+    if (o.hierarchy != "auto" && o.hierarchy != "v1" && o.hierarchy != "v2")
+        return fail("--hierarchy '" + o.hierarchy + "': expected v1, v2 or auto");
+    auto layout = cgroup::detect_cgroup_layout(RootFs("/"));
+    if (!layout) return fail(layout.error().message);
+    cgroup::SweepHost host;
+    host.dry_run = o.dry_run;
+    std::vector<cgroup::SweepEntry> entries;
+    if (!o.path.empty()) {
+        auto where = resolve(o);
+        if (!where) return fail(where.error().message);
+        entries = cgroup::sweep_rank_leftovers(where->first, where->second, kSweepDepth, host);
+    } else {
+        for (Hierarchy h : {Hierarchy::V1, Hierarchy::V2}) {
+            if (!layout->has(h) || (o.hierarchy != "auto" && o.hierarchy != to_string(h))) continue;
+            if (o.job.empty()) {
+                auto found = cgroup::sweep_rank_leftovers(h, layout->mount(h), kSweepDepth, host);
+                entries.insert(entries.end(), found.begin(), found.end());
+                continue;
+            }
+            auto found = cgroup::sweep_slurm_job(h, layout->mount(h), {o.job, o.node}, host);
+            if (!found) return fail(found.error().message);
+            entries.insert(entries.end(), found->begin(), found->end());
+        }
+    }
+    int rc = 0;
+    for (const auto& e : entries) {
+        const bool failed = e.outcome == cgroup::SweepEntry::Outcome::Failed;
+        (failed ? std::cerr : std::cout) << format_entry(e) << "\n";
+        if (failed) rc = 1;
+    }
+    return rc;
+}
+
 }  // namespace
 
 void add_cgroup_command(CLI::App& app, const GlobalOptions& global, Runner& run) {
@@ -221,6 +266,19 @@ void add_cgroup_command(CLI::App& app, const GlobalOptions& global, Runner& run)
     common(clear);
     clear->add_flag("--remove", opts->remove, "remove the cgroup itself (it must be empty)");
     clear->callback([&run, opts] { run = [opts] { return run_clear(*opts); }; });
+    auto* sweep = cmd->add_subcommand(
+        "sweep", "remove rank cgroups left by killed launchers (empty, launcher gone); with --job, "
+                 "also that job's Slurm cgroups they kept (for the Epilog)");
+    sweep->add_option("--job", opts->job,
+                      "Slurm job id: sweep that job's cgroups on this node, bottom-up, each only "
+                      "when empty");
+    sweep->add_option("--node", opts->node, "the slurmd's NodeName (for --job; its cgroups are slurm_<node>)")
+        ->envname("SLURMD_NODENAME");
+    sweep->add_option("--cgroup", opts->path,
+                      "sweep only below this cgroup (default: every mounted hierarchy)");
+    sweep->add_option("--hierarchy", opts->hierarchy, "v1, v2 or auto (default: both)");
+    sweep->add_flag("--dry-run", opts->dry_run, "print what would be removed, remove nothing");
+    sweep->callback([&run, opts] { run = [opts] { return run_sweep(*opts); }; });
 }
 
 }  // namespace xpart::cli

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cgroup/layout.hpp"
+#include "cgroup/rank_leftover.hpp"
 
 namespace xpart::launch {
 
@@ -17,10 +18,18 @@ cgroup::DeviceRuleSet rank_rule_set(const Node& node, const Partition& mine) {
 }
 
 Result<RankCgroup> RankCgroup::create(const Node& node, const Partition& mine, const std::string& name) {
+    // Only a name the sweep recognises can be cleaned up after a SIGKILLed launcher.
+    if (!cgroup::parse_rank_cgroup_name(name))
+        return Error{"--confine=rank: cgroup name '" + name + "' is not of the form " +
+                     cgroup::rank_cgroup_name(0, getpid()) + " (rank, launcher pid)"};
     // The live system's cgroups, whatever root prefix discovery read the node from.
     auto layout = cgroup::detect_cgroup_layout(RootFs("/"));
     if (!layout) return Error{"--confine=rank: " + layout.error().message};
     const cgroup::Hierarchy h = layout->preferred();
+    // Siblings left by launchers killed with SIGKILL (they could not remove their own):
+    // removed here when empty and their launcher is gone. Best effort: a sibling we cannot
+    // remove must not stop this rank, and the Epilog's `xpart cgroup sweep --job` retries.
+    (void)cgroup::sweep_rank_leftovers(h, layout->own(h), 1, cgroup::SweepHost{});
     auto cg = cgroup::DeviceCgroup::create(h, layout->own(h), name);
     if (!cg) return Error{"--confine=rank: " + cg.error().message};
     RankCgroup made(std::move(*cg));

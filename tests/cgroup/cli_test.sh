@@ -58,8 +58,42 @@ wrong hierarchy|show --cgroup /sys/fs/cgroup/unified/${PREFIX}_x --hierarchy v1|
 empty set|apply --cgroup ${PREFIX}_x|xpart cgroup: apply: give --allow, --partitions or --baseline (an empty set would deny every device)
 missing cgroup|apply --cgroup ${PREFIX}_gone --hierarchy v2 --allow 'c 1:3 rw'|xpart cgroup: cgroup /sys/fs/cgroup/unified/${PREFIX}_gone is not a v2 cgroup (/sys/fs/cgroup/unified/${PREFIX}_gone/cgroup.controllers: No such file or directory)
 unknown partition|apply --cgroup ${PREFIX}_x --partitions MIG-zz|xpart cgroup: --partitions: partition 'MIG-zz': no such partition on this node
+bad job id|sweep --job 7x|xpart cgroup: --job '7x': expected a decimal Slurm job id
+bad node|sweep --job 7 --node ../x|xpart cgroup: --node '../x': expected a Slurm NodeName
+bad sweep hierarchy|sweep --hierarchy v3|xpart cgroup: --hierarchy 'v3': expected v1, v2 or auto
+job and cgroup|sweep --job 7 --cgroup ${PREFIX}_x|xpart cgroup: sweep: give --job or --cgroup, not both
 deny under deny-all|apply --cgroup ${PREFIX}_x --policy deny-all --deny 'c 1:3 r' --allow 'c 1:5 r'|xpart cgroup: --deny needs --policy deny-managed (deny-all denies everything not allowed)
 EOT
+
+# sweep: leftover rank cgroups below a parent, on both hierarchies. rank0: launcher gone, empty
+# (removed); rank1: launcher gone, a process inside (kept); rank2: the pid is this shell, not
+# an xpart process (removed); other: not a rank cgroup (untouched).
+sleep 0 & dead=$!; wait $dead
+for H in v1 v2; do
+    mount=$( [ $H = v1 ] && echo /sys/fs/cgroup/devices || echo /sys/fs/cgroup/unified)
+    P="$mount/${PREFIX}_sweep_$H"
+    mkdir "$P" "$P/xpart_rank0_$dead" "$P/xpart_rank1_$dead" "$P/xpart_rank2_$$" "$P/other"
+    sleep 300 & sleeper=$!
+    echo $sleeper >"$P/xpart_rank1_$dead/cgroup.procs"
+    out=$("$X" cgroup sweep --cgroup "$P" --dry-run)
+    check "$H sweep --dry-run" "$(printf 'would remove %s\nkept %s: busy (1 process(es))\nwould remove %s' \
+        "$P/xpart_rank0_$dead" "$P/xpart_rank1_$dead" "$P/xpart_rank2_$$")" "$out"
+    check "$H sweep --dry-run removes nothing" "4" "$(find "$P" -mindepth 1 -type d | wc -l)"
+    out=$("$X" cgroup sweep --cgroup "$P"); rc=$?
+    check "$H sweep" "$(printf 'removed %s\nkept %s: busy (1 process(es))\nremoved %s' \
+        "$P/xpart_rank0_$dead" "$P/xpart_rank1_$dead" "$P/xpart_rank2_$$")" "$out"
+    check "$H sweep exit status" 0 "$rc"
+    check "$H sweep left the busy and the foreign cgroup" "$(printf '%s\n%s' "$P/other" "$P/xpart_rank1_$dead")" \
+        "$(find "$P" -mindepth 1 -type d | sort)"
+    kill $sleeper; wait $sleeper 2>/dev/null
+    for d in "$P/xpart_rank1_$dead" "$P/other" "$P"; do
+        for _ in $(seq 50); do rmdir "$d" 2>/dev/null && break; sleep 0.1; done
+    done
+done
+# A job this node never ran: nothing found, nothing done, success (an Epilog for every job).
+out=$("$X" cgroup sweep --job 4294967290 --node "${PREFIX}_node" 2>&1); rc=$?
+check "sweep --job of an unknown job (output)" "" "$out"
+check "sweep --job of an unknown job (exit 0)" 0 "$rc"
 
 left=$(ls -d /sys/fs/cgroup/devices/${PREFIX}* /sys/fs/cgroup/unified/${PREFIX}* 2>/dev/null)
 check "no test cgroup left" "" "$left"

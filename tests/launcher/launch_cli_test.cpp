@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -562,6 +563,75 @@ TEST_F(LaunchCliTest, ConfineFailureRunsNothing) {
     EXPECT_EQ(err.rfind("xpart launch: --confine=rank: ", 0), 0u) << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
     EXPECT_FALSE(fs::exists(marker)) << "the program ran unconfined";
+}
+
+}  // namespace
+}  // namespace xpart::launch
+
+namespace xpart::launch {
+namespace {
+
+bool wait_until(const std::function<bool()>& done, std::chrono::seconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > end) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return true;
+}
+
+// A launcher killed with SIGKILL leaves its rank cgroup behind (it cannot remove it); the next
+// confined launcher in the same cgroup removes it before making its own. A sibling with a
+// process inside stays, whoever made it. Real v1 cgroups (root).
+TEST_F(LaunchCliTest, ConfineSweepsSiblingsOfKilledLaunchers) {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root (cgroups)";
+    auto layout = cgroup::detect_cgroup_layout(RootFs("/"));
+    ASSERT_TRUE(layout) << layout.error().message;
+    if (!layout->has(cgroup::Hierarchy::V1)) GTEST_SKIP() << "no v1 devices controller";
+    const std::string parent = layout->own(cgroup::Hierarchy::V1) + "/xpart_test_sweep_" + std::to_string(getpid());
+    ASSERT_EQ(mkdir(parent.c_str(), 0755), 0) << parent << ": " << std::strerror(errno);
+    EnvMap env = slurm_rank(0, 1, 0, 0, "1");
+    env["CUDA_VISIBLE_DEVICES"] = mig_uuid(0, 7);
+
+    // 1. A confined rank; its launcher gets SIGKILL, then its program ends.
+    const std::string pid_file = dir_ + "/program.pid";
+    Proc first = start_xpart(launch({"--verbose", "--confine=rank", "--", "sh", "-c",
+                                     "echo $$ >" + pid_file + ".tmp && mv " + pid_file + ".tmp " +
+                                         pid_file + " && exec sleep 300"}),
+                             env, dir_, "first", parent + "/cgroup.procs");
+    const std::string leftover = parent + "/xpart_rank0_" + std::to_string(first.pid);
+    ASSERT_TRUE(wait_until([&] { return fs::exists(pid_file); }, std::chrono::seconds(30))) << slurp(first.err);
+    ASSERT_TRUE(fs::exists(leftover)) << slurp(first.err);
+    const pid_t program = static_cast<pid_t>(std::stol(slurp(pid_file)));
+    ASSERT_EQ(kill(first.pid, SIGKILL), 0);
+    EXPECT_EQ(finish(first), 128 + SIGKILL);
+    ASSERT_EQ(kill(program, SIGKILL), 0);
+    ASSERT_TRUE(wait_until([&] { return slurp(leftover + "/cgroup.procs").empty(); }, std::chrono::seconds(10)));
+    EXPECT_TRUE(fs::exists(leftover)) << "nothing removed it yet";
+
+    // 2. A sibling whose dead launcher left a process in it.
+    const std::string busy = parent + "/xpart_rank1_" + std::to_string(first.pid);
+    ASSERT_EQ(mkdir(busy.c_str(), 0755), 0);
+    pid_t sleeper = fork();
+    if (sleeper == 0) {
+        execl("/bin/sleep", "sleep", "300", static_cast<char*>(nullptr));
+        _exit(126);
+    }
+    ASSERT_TRUE((std::ofstream(busy + "/cgroup.procs") << sleeper).flush());
+
+    // 3. The next confined launcher in the same cgroup.
+    Proc second = start_xpart(launch({"--confine=rank", "--", "true"}), env, dir_, "second",
+                              parent + "/cgroup.procs");
+    EXPECT_EQ(finish(second), 0) << slurp(second.err);
+    EXPECT_FALSE(fs::exists(leftover)) << leftover << " left behind";
+    EXPECT_TRUE(fs::exists(busy)) << busy << " removed with a process inside";
+
+    kill(sleeper, SIGKILL);
+    waitpid(sleeper, nullptr, 0);
+    for (const std::string& d : {busy, leftover, parent})
+        for (int i = 0; i < 50 && fs::exists(d) && rmdir(d.c_str()) != 0; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_FALSE(fs::exists(parent)) << parent;
 }
 
 }  // namespace

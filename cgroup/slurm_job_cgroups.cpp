@@ -1,0 +1,102 @@
+#include "cgroup/slurm_job_cgroups.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "cgroup/unique_fd.hpp"
+
+namespace xpart::cgroup {
+
+namespace {
+
+bool all_digits(std::string_view s) {
+    if (s.empty()) return false;
+    for (char c : s)
+        if (c < '0' || c > '9') return false;
+    return true;
+}
+
+bool is_dir(const std::string& path) {
+    struct stat st {};
+    return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Post-order: Slurm's levels below `dir` first, rank leftovers judged on their own, anything
+// else left alone (it is not ours to remove, and it keeps `dir` busy, which is reported).
+void clean_below(Hierarchy h, const std::string& dir, const SweepHost& host, std::vector<SweepEntry>& out) {
+    for_each_child(dir, out, [&](const std::string& name, const std::string& path) {
+        if (auto rank = parse_rank_cgroup_name(name)) {
+            out.push_back(sweep_rank_leftover(h, path, *rank, host));
+        } else if (is_slurm_job_level(name)) {
+            clean_below(h, path, host, out);
+            out.push_back(remove_if_empty(h, path, host));
+        } else {
+            out.push_back({path, SweepEntry::Outcome::Kept, "neither Slurm's nor an xpart rank cgroup"});
+        }
+    });
+}
+
+}  // namespace
+
+Status check_query(const SlurmJobQuery& q) {
+    if (!all_digits(q.job_id) || q.job_id.size() > 10)
+        return Error{"--job '" + q.job_id + "': expected a decimal Slurm job id"};
+    if (q.node.find('/') != std::string::npos || q.node == "." || q.node == "..")
+        return Error{"--node '" + q.node + "': expected a Slurm NodeName"};
+    return ok_status();
+}
+
+SlurmNodeCgroups slurm_node_cgroups(Hierarchy h, const std::string& mount, const std::string& node) {
+    if (h == Hierarchy::V1) return {mount + "/" + (node.empty() ? "slurm" : "slurm_" + node), mount};
+    const std::string scope =
+        mount + "/system.slice/" + (node.empty() ? "slurmstepd.scope" : node + "_slurmstepd.scope");
+    return {scope, scope};
+}
+
+bool is_slurm_job_level(std::string_view name) {
+    return name.rfind("step_", 0) == 0 || name.rfind("task_", 0) == 0 || name == "slurm" || name == "user";
+}
+
+Result<std::vector<SweepEntry>> sweep_slurm_job(Hierarchy h, const std::string& mount, const SlurmJobQuery& q,
+                                                const SweepHost& host) {
+    if (auto s = check_query(q); !s) return s.error();
+    const SlurmNodeCgroups where = slurm_node_cgroups(h, mount, q.node);
+    std::vector<SweepEntry> out;
+    if (!is_dir(where.base)) return out;  // no job of this node ever ran on this hierarchy
+
+    UniqueFd lock(::open(where.lock_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!lock.valid()) return Error{"cannot open " + where.lock_dir + " to lock it: " + std::strerror(errno)};
+    if (::flock(lock.get(), LOCK_EX) != 0)
+        return Error{"cannot lock " + where.lock_dir + ": " + std::strerror(errno)};
+
+    const std::string job = "job_" + q.job_id;
+    auto sweep_job_dir = [&](const std::string& job_dir) {
+        clean_below(h, job_dir, host, out);
+        out.push_back(remove_if_empty(h, job_dir, host));
+    };
+    if (h == Hierarchy::V2) {
+        if (is_dir(where.base + "/" + job)) sweep_job_dir(where.base + "/" + job);
+        return out;
+    }
+    // v1: the job hangs below its owner's uid_<uid>; the uid cgroup is removed too once
+    // empty, as slurmstepd itself tries (another job of that user keeps it busy).
+    auto users = child_dirs(where.base);
+    if (!users) return users.error();
+    for (const auto& user : *users) {
+        if (user.rfind("uid_", 0) != 0 || !all_digits(user.substr(4))) continue;
+        const std::string uid_dir = where.base + "/" + user;
+        if (!is_dir(uid_dir + "/" + job)) continue;
+        sweep_job_dir(uid_dir + "/" + job);
+        if (!out.empty() && out.back().outcome == SweepEntry::Outcome::Removed) {
+            SweepEntry e = remove_if_empty(h, uid_dir, host);
+            if (e.outcome != SweepEntry::Outcome::Kept) out.push_back(std::move(e));
+        }
+    }
+    return out;
+}
+
+}  // namespace xpart::cgroup
