@@ -97,7 +97,8 @@ TEST_F(NodeCacheAtSlurmdStart, DiscoveryWritesTheCache) {
 }
 
 TEST_F(NodeCacheAtSlurmdStart, FailedDiscoveryRemovesTheOldCache) {
-    ASSERT_TRUE(write_node_cache(RootFs(root_), fixtures::mi300x_cpx_node(2, fixtures::XcpListing::ReverseKfdOrder)));
+    ASSERT_TRUE(write_node_cache(
+        RootFs(root_), fixtures::mi300x_cpx_node(2, fixtures::XcpListing::ReverseKfdOrder)));
     // The NVIDIA driver is there but NVML is not: discovery fails, the node registers no GPU.
     std::filesystem::create_directories(root_ + "/proc/driver/nvidia/gpus");
     NodeGres g = start("NvmlLibrary=" + root_ + "/no-such-libnvidia-ml.so.1\n");
