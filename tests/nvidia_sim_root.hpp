@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "libxpart/discovery.hpp"
 #include "sim/nvidia_install.hpp"
 #include "sim/spec.hpp"
 #include "sim/tree.hpp"
@@ -75,6 +76,14 @@ public:
     const std::string& root() const { return root_; }
     std::string host(const std::string& node_path) const { return root_ + node_path; }
     std::string nvml_library() const { return sim::fake_nvml_path(root_); }
+    // What makes discover() read this node: its root and its fake NVML, NVIDIA only.
+    DiscoveryOptions discovery_options() const {
+        DiscoveryOptions o;
+        o.root = RootFs(root_);
+        o.amd = false;
+        o.nvml_library = nvml_library();
+        return o;
+    }
     // Replaces the spec the fake NVML reads at its next nvmlInit_v2.
     void set_nvml_spec(const nlohmann::json& spec) const {
         write_text(root_ + sim::kFakeNvmlDir + "/nvml-spec.json", spec.dump());

@@ -21,7 +21,7 @@
 #include "launcher/env_map.hpp"
 #include "launcher/mps.hpp"
 #include "libxpart/node_cache.hpp"
-#include "tests/launcher/test_nodes.hpp"
+#include "tests/fixtures/sample_nodes.hpp"
 
 extern char** environ;
 
@@ -68,7 +68,7 @@ const std::string& node_root() {
     static std::string root = [] {
         std::string r = "/tmp/xpart-launch-bench-root";
         std::filesystem::create_directories(r);
-        if (!write_node_cache(RootFs(r), launch::testing::dgx_a100(8, 1))) std::abort();
+        if (!write_node_cache(RootFs(r), fixtures::dgx_a100(8, 1))) std::abort();
         return r;
     }();
     return root;
@@ -77,7 +77,7 @@ const std::string& node_root() {
 EnvMap rank_env() {
     EnvMap env = env_from_environ(environ);
     std::string all;
-    for (int g = 0; g < 8; ++g) all += (g ? "," : "") + launch::testing::mig_uuid(g, 7);
+    for (int g = 0; g < 8; ++g) all += (g ? "," : "") + fixtures::mig_uuid(g, 7);
     env["CUDA_VISIBLE_DEVICES"] = all;
     env["SLURM_PROCID"] = "2";
     env["SLURM_NTASKS"] = "4";
@@ -132,7 +132,7 @@ void BM_MpsStart(benchmark::State& state) {
     c.gid = getgid();
     std::vector<MpsInstance> inst;
     for (int i = 0; i < state.range(0); ++i)
-        inst.push_back({"gpu0-gi" + std::to_string(7 + i), launch::testing::mig_uuid(0, 7 + i)});
+        inst.push_back({"gpu0-gi" + std::to_string(7 + i), fixtures::mig_uuid(0, 7 + i)});
     for (auto _ : state) {
         auto t0 = Clock::now();
         auto s = start_daemons(c, inst);

@@ -3,45 +3,46 @@
 
 #include "cli/discover_table.hpp"
 #include "libxpart/gres_conf.hpp"
-#include "tests/libxpart/hand_built_node.hpp"
+#include "tests/fixtures/sample_nodes.hpp"
 
 namespace xpart::cli {
 namespace {
 
 Node node_with_memory() {
-    Node node = test_nodes::hand_built_node();
+    Node node = fixtures::a100_40gb_mig_whole_and_mi300x_node();
     node.gpus[0].memory_mb = 40960;
     node.gpus[0].numa_node = 0;
     node.gpus[0].partitions[0].memory_mb = 19968;
     node.gpus[0].partitions[1].memory_mb = 4864;
     node.gpus[2].memory_mode = "NPS4";
-    node.warnings.push_back("GPU 1 (GPU-bbbb): MIG mode change pending a GPU reset; not bound");
+    node.warnings.push_back(
+        "GPU 1 (GPU-11111111-1111-1111-1111-111111111111): MIG mode change pending a GPU reset; not bound");
     return node;
 }
 
 // clang-format off: one string line per output line.
 TEST(DiscoverTable, AlignedGpuLinesThenIndentedPartitions) {
     EXPECT_EQ(render_node_table(node_with_memory()),
-              "GPU 0  nvidia  NVIDIA A100-SXM4-40GB  GPU-aaaa  0000:07:00.0  mode mig       numa 0  cpus 0-3   40960 MiB\n"
-              "    idx  type            uuid      instance   memory     device files\n"
-              "    0    3g.20gb         MIG-1111  gi 1 ci 0  19968 MiB  /dev/nvidia0 /dev/nvidia-caps/nvidia-cap12 /dev/nvidia-caps/nvidia-cap13\n"
-              "    1    1g.5gb          MIG-2222  gi 7 ci 0  4864 MiB   /dev/nvidia0 /dev/nvidia-caps/nvidia-cap66 /dev/nvidia-caps/nvidia-cap67\n"
-              "GPU 1  nvidia  NVIDIA A100-SXM4-40GB  GPU-bbbb  0000:0f:00.0  mode full      numa -  cpus 4-7   -\n"
-              "    idx  type            uuid      instance   memory     device files\n"
-              "    -    a100-sxm4-40gb  GPU-bbbb  -          -          /dev/nvidia1\n"
-              "GPU 2  amd     MI300X                 GPU-cccc  0000:11:00.0  mode cpx/nps4  numa -  cpus 8-11  -\n"
-              "    idx  type            uuid      instance   memory     device files\n"
-              "    0    cpx             GPU-cccc  xcp 0      -          /dev/dri/renderD128\n"
-              "    1    cpx             GPU-cccc  xcp 1      -          /dev/dri/renderD129\n"
-              "shared device files: /dev/kfd /dev/nvidia-caps/nvidia-cap2 /dev/nvidiactl\n"
-              "warning: GPU 1 (GPU-bbbb): MIG mode change pending a GPU reset; not bound\n");
+              "GPU 0  nvidia  NVIDIA A100-SXM4-40GB  GPU-00000000-0000-0000-0000-000000000000  0000:07:00.0  mode mig       numa 0  cpus 0-3   40960 MiB\n"
+              "    idx  type            uuid                                      instance   memory     device files\n"
+              "    0    3g.20gb         MIG-aaaaaaaa-0000-0000-0000-000000000001  gi 1 ci 0  19968 MiB  /dev/nvidia0 /dev/nvidia-caps/nvidia-cap12 /dev/nvidia-caps/nvidia-cap13\n"
+              "    1    1g.5gb          MIG-aaaaaaaa-0000-0000-0000-000000000007  gi 7 ci 0  4864 MiB   /dev/nvidia0 /dev/nvidia-caps/nvidia-cap66 /dev/nvidia-caps/nvidia-cap67\n"
+              "GPU 1  nvidia  NVIDIA A100-SXM4-40GB  GPU-11111111-1111-1111-1111-111111111111  0000:0f:00.0  mode full      numa -  cpus 4-7   -\n"
+              "    idx  type            uuid                                      instance   memory     device files\n"
+              "    -    a100-sxm4-40gb  GPU-11111111-1111-1111-1111-111111111111  -          -          /dev/nvidia1\n"
+              "GPU 2  amd     MI300X                 GPU-4f2e1c5a9b7d3e01                      0000:11:00.0  mode cpx/nps4  numa -  cpus 8-11  -\n"
+              "    idx  type            uuid                                      instance   memory     device files\n"
+              "    0    cpx             GPU-4f2e1c5a9b7d3e01                      xcp 0      -          /dev/dri/renderD128\n"
+              "    1    cpx             GPU-4f2e1c5a9b7d3e01                      xcp 1      -          /dev/dri/renderD129\n"
+              "shared device files: /dev/kfd /dev/nvidia-caps/nvidia-cap2 /dev/nvidia-uvm /dev/nvidia-uvm-tools /dev/nvidiactl\n"
+              "warning: GPU 1 (GPU-11111111-1111-1111-1111-111111111111): MIG mode change pending a GPU reset; not bound\n");
 }
 
 TEST(DiscoverTable, GpuWithoutPartitionsSaysSo) {
     Node node = node_with_memory();
     node.gpus[1].partitions.clear();
     const std::string table = render_node_table(node);
-    EXPECT_NE(table.find("GPU 1  nvidia  NVIDIA A100-SXM4-40GB  GPU-bbbb  0000:0f:00.0  mode full"),
+    EXPECT_NE(table.find("GPU 1  nvidia  NVIDIA A100-SXM4-40GB  GPU-11111111-1111-1111-1111-111111111111  0000:0f:00.0  mode full"),
               std::string::npos) << table;
     EXPECT_NE(table.find("0000:0f:00.0  mode full      numa -  cpus 4-7   -\n    (no partitions)\n"),
               std::string::npos) << table;
@@ -51,13 +52,13 @@ TEST(DiscoverGresConf, CommentsThenOneRecordPerPartition) {
     const std::string text = render_gres_conf(node_with_memory(), RootFs("/"));
     EXPECT_EQ(text,
               "# gres.conf generated by `xpart discover --gres-conf`: one record per partition, in discovery order\n"
-              "# warning: GPU 1 (GPU-bbbb): MIG mode change pending a GPU reset; not bound\n"
-              "# GPU 0: NVIDIA A100-SXM4-40GB GPU-aaaa 0000:07:00.0 mode mig\n"
+              "# warning: GPU 1 (GPU-11111111-1111-1111-1111-111111111111): MIG mode change pending a GPU reset; not bound\n"
+              "# GPU 0: NVIDIA A100-SXM4-40GB GPU-00000000-0000-0000-0000-000000000000 0000:07:00.0 mode mig\n"
               "Name=gpu Type=3g.20gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap12,/dev/nvidia-caps/nvidia-cap13 Cores=0-3\n"
               "Name=gpu Type=1g.5gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap66,/dev/nvidia-caps/nvidia-cap67 Cores=0-3\n"
-              "# GPU 1: NVIDIA A100-SXM4-40GB GPU-bbbb 0000:0f:00.0 mode full\n"
+              "# GPU 1: NVIDIA A100-SXM4-40GB GPU-11111111-1111-1111-1111-111111111111 0000:0f:00.0 mode full\n"
               "Name=gpu Type=a100-sxm4-40gb File=/dev/nvidia1 Cores=4-7\n"
-              "# GPU 2: MI300X GPU-cccc 0000:11:00.0 mode cpx\n"
+              "# GPU 2: MI300X GPU-4f2e1c5a9b7d3e01 0000:11:00.0 mode cpx\n"
               "Name=gpu Type=cpx File=/dev/dri/renderD128 Cores=8-11\n"
               "Name=gpu Type=cpx File=/dev/dri/renderD129 Cores=8-11\n");
     auto parsed = parse_gres_conf(text, "generated");

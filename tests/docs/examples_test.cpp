@@ -66,11 +66,7 @@ TEST(Examples, GresConfExplicitAgreesWithTheSimulatedH100) {
 
     testing::SimRoot sim(testing::read_text(testing::spec_file("h100-80gb")));
     ASSERT_EQ(sim.error(), "");
-    DiscoveryOptions o;
-    o.root = RootFs(sim.root());
-    o.amd = false;
-    o.nvml_library = sim.nvml_library();
-    auto node = discover(o);
+    auto node = discover(sim.discovery_options());
     ASSERT_TRUE(node.ok()) << node.error().message;
     GresCheckOptions options;
     options.root = RootFs(sim.root());

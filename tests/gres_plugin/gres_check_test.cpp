@@ -4,7 +4,7 @@
 #include <sys/sysmacros.h>
 
 #include "libxpart/gres_check.hpp"
-#include "tests/gres_plugin/sample_nodes.hpp"
+#include "tests/fixtures/sample_nodes.hpp"
 
 namespace xpart {
 namespace {
@@ -18,7 +18,7 @@ struct CheckCase {
 class CheckConfigured : public ::testing::TestWithParam<CheckCase> {};
 
 TEST_P(CheckConfigured, OneLinePerContradiction) {
-    auto hw = gres_records(test::mig_node(), RootFs("/"));
+    auto hw = gres_records(fixtures::a100_80gb_mig_node(), RootFs("/"));
     EXPECT_EQ(check_configured(GetParam().configured, hw), GetParam().want);
 }
 

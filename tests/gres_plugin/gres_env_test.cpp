@@ -3,13 +3,13 @@
 #include <map>
 
 #include "libxpart/gres_env.hpp"
-#include "tests/gres_plugin/sample_nodes.hpp"
+#include "tests/fixtures/sample_nodes.hpp"
 
 namespace xpart {
 namespace {
 
-// Records of test::mixed_node(): 0 3g.40gb (MIG ..01), 1 1g.10gb (..09), 2 1g.10gb (..10),
-// 3 whole A100, 4..11 MI300X XCPs on KFD nodes 9..2 (ROCm ranks 7..0).
+// Records of fixtures::a100_80gb_mig_and_mi300x_node(): 0 3g.40gb (MIG ..01), 1 1g.10gb (..09),
+// 2 1g.10gb (..10), 3 whole A100, 4..11 MI300X XCPs on KFD nodes 9..2 (ROCm ranks 7..0).
 const std::string kMig01 = "MIG-aaaaaaaa-0000-0000-0000-000000000001";
 const std::string kMig09 = "MIG-aaaaaaaa-0000-0000-0000-000000000009";
 const std::string kMig10 = "MIG-aaaaaaaa-0000-0000-0000-000000000010";
@@ -47,7 +47,7 @@ TEST_P(GresEnv, SetsExactlyWhatStockAndRocmExpect) {
     req.amd_index_mode = c.mode;
     if (std::string(c.name) == "vanished_partition_binds_nothing")
         req.faults = {"gres/gpu index 0: gone"};
-    auto records = gres_records(test::mixed_node(), RootFs("/"));
+    auto records = gres_records(fixtures::a100_80gb_mig_and_mi300x_node(), RootFs("/"));
     EnvResult r = gres_env(records, req);
 
     std::map<std::string, std::string> got;
@@ -108,7 +108,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(EpilogEnv, NamesTheJobsPartitions) {
-    auto records = gres_records(test::mixed_node(), RootFs("/"));
+    auto records = gres_records(fixtures::a100_80gb_mig_and_mi300x_node(), RootFs("/"));
     std::vector<bool> alloc(12, false);
     alloc[1] = alloc[2] = alloc[11] = true;
     EnvResult r = epilog_env(records, alloc);

@@ -8,7 +8,7 @@
 
 #include "libxpart/gres_node.hpp"
 #include "libxpart/node_cache.hpp"
-#include "tests/gres_plugin/sample_nodes.hpp"
+#include "tests/fixtures/sample_nodes.hpp"
 
 namespace xpart {
 namespace {
@@ -26,7 +26,7 @@ TEST(PlanNodeGres, DiscoveryFailureRegistersNothingWithOneLine) {
 TEST(PlanNodeGres, MismatchRegistersHardwareByDefault) {
     XpartConf conf;
     conf.root = "/sim";
-    NodeGres g = plan_node_gres(test::mig_node(), conf, {{"gres.conf Name=gpu record #1", "2g.20gb", {}, 1}});
+    NodeGres g = plan_node_gres(fixtures::a100_80gb_mig_node(), conf, {{"gres.conf Name=gpu record #1", "2g.20gb", {}, 1}});
     EXPECT_EQ(g.records.size(), 4u);
     EXPECT_EQ(g.records[0].files[0].path, "/sim/dev/nvidiactl");
     ASSERT_EQ(g.errors.size(), 1u);
@@ -39,14 +39,14 @@ TEST(PlanNodeGres, MismatchRegistersHardwareByDefault) {
 TEST(PlanNodeGres, MismatchWithDrainRegistersNothing) {
     XpartConf conf;
     conf.on_mismatch = OnMismatch::Drain;
-    NodeGres g = plan_node_gres(test::mig_node(), conf, {{"#1", "", {"/dev/nvidia9"}, 1}});
+    NodeGres g = plan_node_gres(fixtures::a100_80gb_mig_node(), conf, {{"#1", "", {"/dev/nvidia9"}, 1}});
     EXPECT_TRUE(g.records.empty());
     ASSERT_EQ(g.errors.size(), 1u);
     EXPECT_NE(g.errors[0].find("OnMismatch=drain: registering no GPU"), std::string::npos);
 }
 
 TEST(PlanNodeGres, WarningsPassThrough) {
-    Node n = test::amd_cpx_node(2);
+    Node n = fixtures::mi300x_cpx_node(2, fixtures::XcpListing::ReverseKfdOrder);
     n.warnings = {"GPU 3: something odd"};
     NodeGres g = plan_node_gres(n, XpartConf{}, {});
     EXPECT_EQ(g.records.size(), 2u);
@@ -97,7 +97,8 @@ TEST_F(NodeCacheAtSlurmdStart, DiscoveryWritesTheCache) {
 }
 
 TEST_F(NodeCacheAtSlurmdStart, FailedDiscoveryRemovesTheOldCache) {
-    ASSERT_TRUE(write_node_cache(RootFs(root_), test::amd_cpx_node(2)));
+    ASSERT_TRUE(write_node_cache(
+        RootFs(root_), fixtures::mi300x_cpx_node(2, fixtures::XcpListing::ReverseKfdOrder)));
     // The NVIDIA driver is there but NVML is not: discovery fails, the node registers no GPU.
     std::filesystem::create_directories(root_ + "/proc/driver/nvidia/gpus");
     NodeGres g = start("NvmlLibrary=" + root_ + "/no-such-libnvidia-ml.so.1\n");

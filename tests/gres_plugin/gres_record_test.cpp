@@ -1,13 +1,13 @@
 #include <gtest/gtest.h>
 
 #include "libxpart/gres_record.hpp"
-#include "tests/gres_plugin/sample_nodes.hpp"
+#include "tests/fixtures/sample_nodes.hpp"
 
 namespace xpart {
 namespace {
 
 TEST(GresRecords, OnePerPartitionWithAllFilesUnderTheRoot) {
-    auto records = gres_records(test::mig_node(), RootFs("/sim/n1"));
+    auto records = gres_records(fixtures::a100_80gb_mig_node(), RootFs("/sim/n1"));
     ASSERT_EQ(records.size(), 4u);
     EXPECT_EQ(records[0].type, "3g.40gb");
     EXPECT_EQ(records[0].unique_id, "MIG-aaaaaaaa-0000-0000-0000-000000000001");
@@ -28,14 +28,15 @@ TEST(GresRecords, OnePerPartitionWithAllFilesUnderTheRoot) {
 }
 
 TEST(GresRecords, RealRootKeepsNodePaths) {
-    auto records = gres_records(test::mig_node(), RootFs("/"));
+    auto records = gres_records(fixtures::a100_80gb_mig_node(), RootFs("/"));
     EXPECT_EQ(records[1].files[4].path, "/dev/nvidia0");
     EXPECT_FALSE(records[1].files[4].shared);
     EXPECT_TRUE(records[1].files[0].shared);
 }
 
 TEST(GresRecords, AmdXcpsHaveNoUniqueIdAndRankInKfdOrder) {
-    auto records = gres_records(test::amd_cpx_node(), RootFs("/"));
+    auto records =
+        gres_records(fixtures::mi300x_cpx_node(8, fixtures::XcpListing::ReverseKfdOrder), RootFs("/"));
     ASSERT_EQ(records.size(), 8u);
     for (std::size_t i = 0; i < records.size(); ++i) {
         EXPECT_EQ(records[i].unique_id, "") << "XCP UUIDs are shared by the whole GPU";
@@ -48,7 +49,7 @@ TEST(GresRecords, AmdXcpsHaveNoUniqueIdAndRankInKfdOrder) {
 }
 
 TEST(GresRecords, PendingMigChangeGivesNoRecords) {
-    Node n = test::mig_node();
+    Node n = fixtures::a100_80gb_mig_node();
     n.gpus[0].mode = PartitionMode::MigPending;
     auto records = gres_records(n, RootFs("/"));
     ASSERT_EQ(records.size(), 1u);
@@ -56,7 +57,7 @@ TEST(GresRecords, PendingMigChangeGivesNoRecords) {
 }
 
 TEST(GresRecords, SerializeRoundTrip) {
-    auto records = gres_records(test::mixed_node(), RootFs("/sim/x"));
+    auto records = gres_records(fixtures::a100_80gb_mig_and_mi300x_node(), RootFs("/sim/x"));
     auto back = parse_records(serialize_records(records));
     ASSERT_TRUE(back) << back.error().message;
     EXPECT_EQ(*back, records);

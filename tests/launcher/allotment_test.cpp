@@ -4,15 +4,14 @@
 #include <set>
 
 #include "launcher/allotment.hpp"
-#include "tests/launcher/test_nodes.hpp"
+#include "tests/fixtures/sample_nodes.hpp"
 
 namespace xpart::launch {
 namespace {
 
-using testing::dgx_a100;
-using testing::gpu_uuid;
-using testing::mi300x_cpx;
-using testing::mig_uuid;
+using fixtures::dgx_a100;
+using fixtures::nvidia_gpu_uuid;
+using fixtures::mig_uuid;
 
 struct Expected {
     std::size_t gpu, partition;
@@ -31,6 +30,10 @@ struct AllotCase {
 
 Node dgx_mig() { return dgx_a100(8, 2); }
 Node dgx_mixed() { return dgx_a100(4, 2); }
+Node mi300x_cpx() { return fixtures::mi300x_cpx_node(); }
+// ROCR matches a UUID token by prefix.
+const std::string kMi300xUuid = fixtures::amd_gpu_uuid(0);
+const std::string kMi300xUuidPrefix = kMi300xUuid.substr(0, 8);
 
 class AllotmentTest : public ::testing::TestWithParam<AllotCase> {};
 
@@ -58,11 +61,12 @@ const AllotCase kCases[] = {
     {"mig_uuids_in_given_order", dgx_mig,
      {{"CUDA_VISIBLE_DEVICES", mig_uuid(3, 8) + "," + mig_uuid(0, 7)}}, {}, "CUDA_VISIBLE_DEVICES",
      {{3, 1, mig_uuid(3, 8)}, {0, 0, mig_uuid(0, 7)}}, ""},
-    {"legacy_mig_form", dgx_mig, {{"CUDA_VISIBLE_DEVICES", "MIG-" + gpu_uuid(5) + "/8/0"}}, {},
-     "CUDA_VISIBLE_DEVICES", {{5, 1, "MIG-" + gpu_uuid(5) + "/8/0"}}, ""},
+    {"legacy_mig_form", dgx_mig,
+     {{"CUDA_VISIBLE_DEVICES", "MIG-" + nvidia_gpu_uuid(5) + "/8/0"}}, {}, "CUDA_VISIBLE_DEVICES",
+     {{5, 1, "MIG-" + nvidia_gpu_uuid(5) + "/8/0"}}, ""},
     {"whole_gpu_by_uuid_and_index", dgx_mixed,
-     {{"CUDA_VISIBLE_DEVICES", gpu_uuid(6) + ",7"}}, {}, "CUDA_VISIBLE_DEVICES",
-     {{6, 0, gpu_uuid(6)}, {7, 0, "7"}}, ""},
+     {{"CUDA_VISIBLE_DEVICES", nvidia_gpu_uuid(6) + ",7"}}, {}, "CUDA_VISIBLE_DEVICES",
+     {{6, 0, nvidia_gpu_uuid(6)}, {7, 0, "7"}}, ""},
     {"index_of_mig_gpu_is_refused", dgx_mixed, {{"CUDA_VISIBLE_DEVICES", "1"}}, {}, "", {},
      "token '1' is not the index of a whole (non-MIG) GPU"},
     {"unknown_uuid", dgx_mig, {{"CUDA_VISIBLE_DEVICES", "MIG-deadbeef"}}, {}, "", {},
@@ -88,12 +92,12 @@ const AllotCase kCases[] = {
     {"rocr_index_out_of_range", mi300x_cpx, {{"ROCR_VISIBLE_DEVICES", "8"}}, {}, "", {},
      "token '8' is out of range (8 openable partitions)"},
     {"rocr_shared_uuid_is_ambiguous", mi300x_cpx,
-     {{"ROCR_VISIBLE_DEVICES", "GPU-4c2a0b5e1f7d3c90"}}, {}, "", {}, "is ambiguous (8 partitions"},
-    {"rocr_uuid_unique_after_cgroup", mi300x_cpx, {{"ROCR_VISIBLE_DEVICES", "GPU-4c2a"}},
+     {{"ROCR_VISIBLE_DEVICES", kMi300xUuid}}, {}, "", {}, "is ambiguous (8 partitions"},
+    {"rocr_uuid_unique_after_cgroup", mi300x_cpx, {{"ROCR_VISIBLE_DEVICES", kMi300xUuidPrefix}},
      {"/dev/dri/renderD128", "/dev/dri/renderD129", "/dev/dri/renderD130",
       "/dev/dri/renderD131", "/dev/dri/renderD132", "/dev/dri/renderD133",
       "/dev/dri/renderD134"},
-     "ROCR_VISIBLE_DEVICES", {{0, 7, "GPU-4c2a"}}, ""},
+     "ROCR_VISIBLE_DEVICES", {{0, 7, kMi300xUuidPrefix}}, ""},
     {"rocr_duplicate", mi300x_cpx, {{"ROCR_VISIBLE_DEVICES", "2,2"}}, {}, "", {},
      "token '2' repeats a partition"},
     {"rocr_junk", mi300x_cpx, {{"ROCR_VISIBLE_DEVICES", "x"}}, {}, "", {},

@@ -24,7 +24,7 @@
 #include "launcher/env_map.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/node_json.hpp"
-#include "tests/launcher/test_nodes.hpp"
+#include "tests/fixtures/sample_nodes.hpp"
 
 extern char** environ;
 
@@ -32,7 +32,7 @@ namespace xpart::launch {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::mig_uuid;
+using fixtures::mig_uuid;
 
 std::string builddir() {
     const char* b = std::getenv("XPART_BUILDDIR");
@@ -123,7 +123,7 @@ protected:
         ASSERT_NE(mkdtemp(tmpl), nullptr);
         dir_ = tmpl;
         node_json_ = dir_ + "/node.json";
-        std::ofstream(node_json_) << to_json(testing::dgx_a100(8, 2)).dump();
+        std::ofstream(node_json_) << to_json(fixtures::dgx_a100(8, 2)).dump();
         fake_ = builddir() + "/sim/fake_mps/nvidia-cuda-mps-control";
     }
     void TearDown() override {
@@ -186,7 +186,7 @@ TEST_F(LaunchCliTest, EveryRankOnItsOwnPartition) {
             EXPECT_EQ(err, "xpart: rank " + std::to_string(rank) + " local " + std::to_string(l) +
                                "/4 partition " + std::to_string(l) + " 1g.5gb " +
                                mig_uuid(rank, 7) + " gpu " + std::to_string(rank) + " " +
-                               testing::kDgxBusIds[rank] + " numa 9 cpus unbound\n");
+                               fixtures::kDgxBusIds[rank] + " numa 9 cpus unbound\n");
         }
         EXPECT_EQ(seen.size(), 4u);
     }

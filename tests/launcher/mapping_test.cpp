@@ -7,13 +7,13 @@
 
 #include "launcher/rank_plan.hpp"
 #include "libxpart/text.hpp"
-#include "tests/launcher/test_nodes.hpp"
+#include "tests/fixtures/sample_nodes.hpp"
 
 namespace xpart::launch {
 namespace {
 
-using testing::dgx_a100;
-using testing::mig_uuid;
+using fixtures::dgx_a100;
+using fixtures::mig_uuid;
 
 std::string topology_dir() {
     const char* src = std::getenv("XPART_SRCDIR");
@@ -195,7 +195,7 @@ TEST(NarrowEnvTest, NvidiaGetsOneUuid) {
 }
 
 TEST(NarrowEnvTest, AmdKeepsRocrTokenOrZeroWhenConfined) {
-    Node node = testing::mi300x_cpx();
+    Node node = fixtures::mi300x_cpx_node();
     EnvMap env{{"ROCR_VISIBLE_DEVICES", "2,5"}, {"HIP_VISIBLE_DEVICES", "0,1"},
                {"GPU_DEVICE_ORDINAL", "0,1"}, {"CUDA_VISIBLE_DEVICES", "0,1"}};
     EnvMap shared = narrow_env(env, node, {0, 5, "5"}, false);
@@ -203,7 +203,7 @@ TEST(NarrowEnvTest, AmdKeepsRocrTokenOrZeroWhenConfined) {
     EXPECT_EQ(shared.count("HIP_VISIBLE_DEVICES"), 0u);
     EXPECT_EQ(shared.count("GPU_DEVICE_ORDINAL"), 0u);
     EXPECT_EQ(shared.count("CUDA_VISIBLE_DEVICES"), 0u);
-    EXPECT_EQ(shared["XPART_PARTITION"], "GPU-4c2a0b5e1f7d3c90/5");
+    EXPECT_EQ(shared["XPART_PARTITION"], fixtures::amd_gpu_uuid(0) + "/5");
     EXPECT_EQ(narrow_env(env, node, {0, 5, "5"}, true)["ROCR_VISIBLE_DEVICES"], "0");
 }
 

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "launcher/mps_session.hpp"
-#include "tests/launcher/test_nodes.hpp"
+#include "tests/fixtures/sample_nodes.hpp"
 
 namespace xpart::launch {
 namespace {
@@ -70,7 +70,7 @@ protected:
     std::vector<MpsInstance> instances(int n) {
         std::vector<MpsInstance> out;
         for (int i = 0; i < n; ++i)
-            out.push_back({"gpu0-gi" + std::to_string(7 + i), testing::mig_uuid(0, 7 + i)});
+            out.push_back({"gpu0-gi" + std::to_string(7 + i), fixtures::mig_uuid(0, 7 + i)});
         return out;
     }
     int live_daemons() {
@@ -100,12 +100,12 @@ TEST_F(MpsTest, StartStatusStop) {
             EXPECT_EQ(st.st_uid, getuid());
         }
     }
-    EXPECT_EQ(states[0].uuid, testing::mig_uuid(0, 7));
+    EXPECT_EQ(states[0].uuid, fixtures::mig_uuid(0, 7));
     // Each daemon serves exactly its own instance.
     std::ifstream log(mps_log_dir(config_, "gpu0-gi8") + "/control.log");
     std::string first;
     std::getline(log, first);
-    EXPECT_NE(first.find("device " + testing::mig_uuid(0, 8)), std::string::npos) << first;
+    EXPECT_NE(first.find("device " + fixtures::mig_uuid(0, 8)), std::string::npos) << first;
 
     ASSERT_TRUE(stop_job(config_).ok());
     for (pid_t p : pids) EXPECT_TRUE(gone_soon(p)) << p;
@@ -258,7 +258,7 @@ TEST_F(MpsTest, PrivateDirRefusesForeignOrOpenDirectories) {
 }
 
 TEST(MpsInstancesTest, OnePerGpuInstanceOrWholeGpu) {
-    Node node = testing::dgx_a100(4, 2);
+    Node node = fixtures::dgx_a100(4, 2);
     // Two compute instances of one GPU instance share a daemon.
     Partition ci1 = node.gpus[0].partitions[0];
     ci1.ci = 1;
@@ -268,11 +268,11 @@ TEST(MpsInstancesTest, OnePerGpuInstanceOrWholeGpu) {
     ASSERT_TRUE(inst.ok()) << inst.error().message;
     ASSERT_EQ(inst->size(), 3u);
     EXPECT_EQ((*inst)[0].name, "gpu0-gi7");
-    EXPECT_EQ((*inst)[0].uuid, testing::mig_uuid(0, 7));
+    EXPECT_EQ((*inst)[0].uuid, fixtures::mig_uuid(0, 7));
     EXPECT_EQ((*inst)[1].name, "gpu0-gi8");
     EXPECT_EQ((*inst)[2].name, "gpu6");
-    EXPECT_EQ((*inst)[2].uuid, testing::gpu_uuid(6));
-    Node amd = testing::mi300x_cpx();
+    EXPECT_EQ((*inst)[2].uuid, fixtures::nvidia_gpu_uuid(6));
+    Node amd = fixtures::mi300x_cpx_node();
     auto refused = mps_instances(amd, {{0, 0, "0"}});
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.error().message.find("MPS is NVIDIA only"), std::string::npos);

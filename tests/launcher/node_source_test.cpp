@@ -12,13 +12,13 @@
 #include "launcher/node_source.hpp"
 #include "libxpart/node_cache.hpp"
 #include "libxpart/node_json.hpp"
-#include "tests/launcher/test_nodes.hpp"
+#include "tests/fixtures/sample_nodes.hpp"
 
 namespace xpart::launch {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::mig_uuid;
+using fixtures::mig_uuid;
 
 // One partition of the A100 guide node (sim/specs/a100-guide.json).
 const char* const kGuideUuid = "MIG-c6d4f1ef-42e4-5de3-91c7-45d71c87eb3f";
@@ -52,7 +52,7 @@ protected:
 
 TEST_F(NodeSourceTest, CacheThatKnowsThePartitionsIsUsed) {
     // Discovery of this empty root would find no GPU: the allotment resolves only from the cache.
-    ASSERT_TRUE(write_node_cache(RootFs(root_), testing::dgx_a100(8, 1)));
+    ASSERT_TRUE(write_node_cache(RootFs(root_), fixtures::dgx_a100(8, 1)));
     auto found = resolve_node("", RootFs(root_), cuda(mig_uuid(3, 7) + "," + mig_uuid(5, 7)));
     ASSERT_TRUE(found) << found.error().message;
     EXPECT_EQ(found->origin, NodeOrigin::Cache);
@@ -70,7 +70,7 @@ TEST_F(NodeSourceTest, NoCacheMeansDiscovery) {
 
 TEST_F(NodeSourceTest, CacheMissingAPartitionFallsBackToDiscovery) {
     build_guide_node();
-    ASSERT_TRUE(write_node_cache(RootFs(root_), testing::dgx_a100(8, 1)));  // other UUIDs
+    ASSERT_TRUE(write_node_cache(RootFs(root_), fixtures::dgx_a100(8, 1)));  // other UUIDs
     auto found = resolve_node("", RootFs(root_), cuda(kGuideUuid));
     ASSERT_TRUE(found) << found.error().message;
     EXPECT_EQ(found->origin, NodeOrigin::Discovery);
@@ -90,7 +90,7 @@ TEST_F(NodeSourceTest, UnreadableCacheFallsBackToDiscovery) {
 TEST_F(NodeSourceTest, AfterAMissTheErrorIsTheLiveNodes) {
     // Neither the cache nor the (GPU-less) root knows the partition: the answer is
     // discovery's, so it does not blame a cache the user never asked for.
-    ASSERT_TRUE(write_node_cache(RootFs(root_), testing::dgx_a100(8, 1)));
+    ASSERT_TRUE(write_node_cache(RootFs(root_), fixtures::dgx_a100(8, 1)));
     auto live = resolve_allotment(Node{}, cuda(kGuideUuid), [](const DeviceFile&) { return true; });
     ASSERT_FALSE(live);
     auto found = resolve_node("", RootFs(root_), cuda(kGuideUuid));
@@ -99,9 +99,9 @@ TEST_F(NodeSourceTest, AfterAMissTheErrorIsTheLiveNodes) {
 }
 
 TEST_F(NodeSourceTest, NodeJsonFileWinsAndItsErrorsAreFinal) {
-    ASSERT_TRUE(write_node_cache(RootFs(root_), testing::dgx_a100(8, 1)));
+    ASSERT_TRUE(write_node_cache(RootFs(root_), fixtures::dgx_a100(8, 1)));
     const std::string file = dir_ + "/node.json";
-    std::ofstream(file) << to_json(testing::dgx_a100(2, 1)).dump();
+    std::ofstream(file) << to_json(fixtures::dgx_a100(2, 1)).dump();
     auto found = resolve_node(file, RootFs(root_), cuda(mig_uuid(1, 7)));
     ASSERT_TRUE(found) << found.error().message;
     EXPECT_EQ(found->origin, NodeOrigin::File);

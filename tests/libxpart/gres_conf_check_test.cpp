@@ -1,17 +1,22 @@
-// gres.conf generation from a node and the check of records against it, on the hand-built
-// node of hand_built_node.hpp.
+// gres.conf generation from a node and the check of records against it, on a hand-built
+// node (tests/fixtures/sample_nodes.hpp).
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "libxpart/gres_conf.hpp"
-#include "tests/libxpart/hand_built_node.hpp"
+#include "tests/fixtures/sample_nodes.hpp"
 
 namespace xpart {
 namespace {
 
-using test_nodes::hand_built_node;
+// GPU 0 A100 MIG 3g.20gb (gi 1) and 1g.5gb (gi 7), GPU 1 whole A100, GPU 2 MI300X with 2 XCPs.
+Node sample_node() { return fixtures::a100_40gb_mig_whole_and_mi300x_node(); }
+const std::string kMig3g = fixtures::mig_uuid(0, 1);
+const std::string kMig1g = fixtures::mig_uuid(0, 7);
+const std::string kWholeGpu = fixtures::nvidia_gpu_uuid(1);
+const std::string kMi300x = fixtures::amd_gpu_uuid(0);
 
 const char* const kGoodConf =
     "Name=gpu Type=3g.20gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap12,"
@@ -24,13 +29,13 @@ const char* const kGoodConf =
 
 TEST(GresConfGenerate, OneRecordPerPartitionInDiscoveryOrder) {
     std::string text;
-    for (const GresConfRecord& r : generate_gres_records(hand_built_node(), RootFs("/")))
+    for (const GresConfRecord& r : generate_gres_records(sample_node(), RootFs("/")))
         text += format_gres_record(r) + "\n";
     EXPECT_EQ(text, kGoodConf);
 }
 
 TEST(GresConfGenerate, HostPathsThroughTheRootPrefix) {
-    const auto records = generate_gres_records(hand_built_node(), RootFs("/tmp/sim-root/"));
+    const auto records = generate_gres_records(sample_node(), RootFs("/tmp/sim-root/"));
     ASSERT_EQ(records.size(), 5u);
     EXPECT_EQ(format_gres_record(records[2]),
               "Name=gpu Type=a100-sxm4-40gb File=/tmp/sim-root/dev/nvidia1 Cores=4-7");
@@ -38,7 +43,7 @@ TEST(GresConfGenerate, HostPathsThroughTheRootPrefix) {
 }
 
 TEST(GresConfGenerate, RoundTripsThroughTheParser) {
-    const auto records = generate_gres_records(hand_built_node(), RootFs("/"));
+    const auto records = generate_gres_records(sample_node(), RootFs("/"));
     std::string text;
     for (const GresConfRecord& r : records) text += format_gres_record(r) + "\n";
     auto conf = parse_gres_conf(text, "gen");
@@ -53,7 +58,7 @@ TEST(GresConfGenerate, RoundTripsThroughTheParser) {
 }
 
 TEST(GresConfGenerate, NoCoresWhenTheGpuHasNoCpuList) {
-    Node node = hand_built_node();
+    Node node = sample_node();
     node.gpus[1].cpus.clear();
     EXPECT_EQ(format_gres_record(generate_gres_records(node, RootFs("/"))[2]),
               "Name=gpu Type=a100-sxm4-40gb File=/dev/nvidia1");
@@ -63,7 +68,7 @@ bool drift_3g(const std::string& configured, const std::string& discovered) {
     return configured == "3g.19gb" && discovered == "3g.20gb";
 }
 
-std::vector<std::string> check(const std::string& text, const Node& node = hand_built_node(),
+std::vector<std::string> check(const std::string& text, const Node& node = sample_node(),
                                const RootFs& root = RootFs("/")) {
     auto conf = parse_gres_conf(text, "gres.conf");
     EXPECT_TRUE(conf.ok()) << conf.error().message;
@@ -86,9 +91,9 @@ TEST(GresConfCheck, GeneratedConfAgrees) { EXPECT_EQ(check(kGoodConf), std::vect
 
 TEST(GresConfCheck, SimulatedRootHostPathsAgree) {
     std::string text;
-    for (const GresConfRecord& r : generate_gres_records(hand_built_node(), RootFs("/tmp/r")))
+    for (const GresConfRecord& r : generate_gres_records(sample_node(), RootFs("/tmp/r")))
         text += format_gres_record(r) + "\n";
-    EXPECT_EQ(check(text, hand_built_node(), RootFs("/tmp/r")), std::vector<std::string>{});
+    EXPECT_EQ(check(text, sample_node(), RootFs("/tmp/r")), std::vector<std::string>{});
 }
 
 TEST(GresConfCheck, OtherGresNamesAreIgnored) {
@@ -115,16 +120,16 @@ const std::string kLine1 =
 const CheckCase kCheckCases[] = {
     {"TypeDiffers", replace(kGoodConf, "Type=1g.5gb", "Type=2g.10gb"),
      {"gres.conf:2: type differs: Type=2g.10gb, the hardware has 1g.5gb (GPU 0 MIG 1g.5gb gi 7 "
-      "ci 0 (MIG-2222))"}},
+      "ci 0 (" + kMig1g + "))"}},
     {"TypeCaseIgnored", replace(kGoodConf, "Type=cpx", "Type=CPX"), {}},
     {"TypeDriftAcceptedWithNote", replace(kGoodConf, "Type=3g.20gb", "Type=3g.19gb"),
      {"gres.conf:1: note: Type=3g.19gb accepted as 3g.20gb (MIG profile names drift between "
       "drivers)"}},
     {"TypeMissing", replace(kGoodConf, "Type=a100-sxm4-40gb ", ""),
      {"gres.conf:3: type differs: no Type=, the hardware has a100-sxm4-40gb (GPU 1 whole GPU "
-      "a100-sxm4-40gb (GPU-bbbb))"}},
+      "a100-sxm4-40gb (" + kWholeGpu + "))"}},
     {"MissingPartition", replace(kGoodConf, "Name=gpu Type=cpx File=/dev/dri/renderD129 Cores=8-11\n", ""),
-     {"gres.conf: missing partition: GPU 2 XCP 1 cpx (GPU-cccc) has no record; expected: "
+     {"gres.conf: missing partition: GPU 2 XCP 1 cpx (" + kMi300x + ") has no record; expected: "
       "Name=gpu Type=cpx File=/dev/dri/renderD129 Cores=8-11"}},
     {"ExtraRecord", std::string(kGoodConf) + "Name=gpu Type=a100 File=/dev/nvidia7\n",
      {"gres.conf:6: extra record: File=/dev/nvidia7: no partition on this node uses /dev/nvidia7"}},
@@ -142,19 +147,19 @@ const CheckCase kCheckCases[] = {
     {"FilesDifferWrongCiCap",
      replace(kGoodConf, "nvidia-cap66,/dev/nvidia-caps/nvidia-cap67", "nvidia-cap66,/dev/nvidia-caps/nvidia-cap13"),
      {"gres.conf:2: files differ: MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap66,"
-      "/dev/nvidia-caps/nvidia-cap13, GPU 0 MIG 1g.5gb gi 7 ci 0 (MIG-2222) has "
+      "/dev/nvidia-caps/nvidia-cap13, GPU 0 MIG 1g.5gb gi 7 ci 0 (" + kMig1g + ") has "
       "/dev/nvidia-caps/nvidia-cap66,/dev/nvidia-caps/nvidia-cap67,/dev/nvidia0"}},
     {"ParentDeviceOnlyMatchesNoPartition",
      replace(kGoodConf, "Type=1g.5gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap66,/dev/nvidia-caps/nvidia-cap67",
              "Type=1g.5gb File=/dev/nvidia0"),
      {"gres.conf:2: File=/dev/nvidia0: these files are not the files of any one partition",
-      "gres.conf: missing partition: GPU 0 MIG 1g.5gb gi 7 ci 0 (MIG-2222) has no record; "
+      "gres.conf: missing partition: GPU 0 MIG 1g.5gb gi 7 ci 0 (" + kMig1g + ") has no record; "
       "expected: Name=gpu Type=1g.5gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap66,"
       "/dev/nvidia-caps/nvidia-cap67 Cores=0-3"}},
     {"DuplicateRecord", std::string(kGoodConf) + kLine1,
      {"gres.conf:6: duplicate record: MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap12,"
-      "/dev/nvidia-caps/nvidia-cap13: GPU 0 MIG 3g.20gb gi 1 ci 0 (MIG-1111) is already named at "
-      "line 1"}},
+      "/dev/nvidia-caps/nvidia-cap13: GPU 0 MIG 3g.20gb gi 1 ci 0 (" + kMig3g + ") is already "
+      "named at line 1"}},
     {"FileRangeCoversBothXcps",
      replace(replace(kGoodConf, "Name=gpu Type=cpx File=/dev/dri/renderD129 Cores=8-11\n", ""),
              "File=/dev/dri/renderD128", "File=/dev/dri/renderD[128-129]"),
@@ -174,17 +179,17 @@ INSTANTIATE_TEST_SUITE_P(Cases, GresConfCheckCases, ::testing::ValuesIn(kCheckCa
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(GresConfCheck, MigModePendingIsADifference) {
-    Node node = hand_built_node();
+    Node node = sample_node();
     node.gpus[1].mode = PartitionMode::MigPending;
     EXPECT_EQ(check(kGoodConf, node),
-              (std::vector<std::string>{"gres.conf: GPU 1 (GPU-bbbb, 0000:0f:00.0): MIG mode "
+              (std::vector<std::string>{"gres.conf: GPU 1 (" + kWholeGpu + ", 0000:0f:00.0): MIG mode "
                                         "change pending: reset the GPU, then regenerate gres.conf"}));
 }
 
 TEST(GresConfCheck, WithoutMatcherDriftIsADifference) {
     auto conf = parse_gres_conf(replace(kGoodConf, "Type=3g.20gb", "Type=3g.19gb"), "g");
     ASSERT_TRUE(conf.ok());
-    const auto found = check_gres_records(conf->records, hand_built_node(),
+    const auto found = check_gres_records(conf->records, sample_node(),
                                           GresCheckOptions{RootFs("/"), "g", {}});
     ASSERT_EQ(found.size(), 1u);
     EXPECT_FALSE(found[0].note);

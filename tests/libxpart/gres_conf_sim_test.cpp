@@ -13,11 +13,7 @@ namespace {
 using testing::SimRoot;
 
 Node discover_sim(const SimRoot& r) {
-    DiscoveryOptions o;
-    o.root = RootFs(r.root());
-    o.amd = false;
-    o.nvml_library = r.nvml_library();
-    auto node = discover(o);
+    auto node = discover(r.discovery_options());
     EXPECT_TRUE(node.ok()) << node.error().message;
     return node.ok() ? *node : Node{};
 }

@@ -6,7 +6,7 @@
 #include "libxpart/node_cache.hpp"
 #include "libxpart/node_json.hpp"
 #include "tests/libxpart/amd_temp_root.hpp"
-#include "tests/libxpart/hand_built_node.hpp"
+#include "tests/fixtures/sample_nodes.hpp"
 
 namespace xpart {
 namespace {
@@ -15,7 +15,7 @@ using testing::TempRoot;
 
 TEST(NodeCache, RoundTripsThroughTheRootAndMakesItsDirectory) {
     TempRoot root;
-    const Node node = test_nodes::hand_built_node();
+    const Node node = fixtures::a100_40gb_mig_whole_and_mi300x_node();
     const mode_t old_umask = umask(077);  // slurmd's umask must not hide the cache from users
     Status written = write_node_cache(RootFs(root.path()), node);
     umask(old_umask);
@@ -32,7 +32,7 @@ TEST(NodeCache, RoundTripsThroughTheRootAndMakesItsDirectory) {
 
 TEST(NodeCache, ReplacesTheOldOneAndLeavesNoTemporaryFile) {
     TempRoot root;
-    Node first = test_nodes::hand_built_node();
+    Node first = fixtures::a100_40gb_mig_whole_and_mi300x_node();
     ASSERT_TRUE(write_node_cache(RootFs(root.path()), first));
     Node second = first;
     second.gpus.pop_back();
@@ -47,7 +47,8 @@ TEST(NodeCache, ReplacesTheOldOneAndLeavesNoTemporaryFile) {
 
 TEST(NodeCache, RemoveDropsItAndAMissingOneIsNoError) {
     TempRoot root;
-    ASSERT_TRUE(write_node_cache(RootFs(root.path()), test_nodes::hand_built_node()));
+    ASSERT_TRUE(
+        write_node_cache(RootFs(root.path()), fixtures::a100_40gb_mig_whole_and_mi300x_node()));
     EXPECT_TRUE(remove_node_cache(RootFs(root.path())));
     EXPECT_FALSE(RootFs(root.path()).exists("/run/xpart/node.json"));
     EXPECT_TRUE(remove_node_cache(RootFs(root.path())));
@@ -56,7 +57,8 @@ TEST(NodeCache, RemoveDropsItAndAMissingOneIsNoError) {
 TEST(NodeCache, WriteFailureNamesThePath) {
     TempRoot root;
     root.write("/run", "a file where the directory should be");
-    Status s = write_node_cache(RootFs(root.path()), test_nodes::hand_built_node());
+    Status s =
+        write_node_cache(RootFs(root.path()), fixtures::a100_40gb_mig_whole_and_mi300x_node());
     ASSERT_FALSE(s);
     EXPECT_EQ(s.error().message, root.host("/run/xpart") + ": mkdir: Not a directory");
 }

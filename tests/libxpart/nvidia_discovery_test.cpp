@@ -18,15 +18,7 @@ using nlohmann::json;
 using testing::ScopedEnv;
 using testing::SimRoot;
 
-DiscoveryOptions options_for(const SimRoot& r) {
-    DiscoveryOptions o;
-    o.root = RootFs(r.root());
-    o.amd = false;
-    o.nvml_library = r.nvml_library();
-    return o;
-}
-
-Result<Node> discover_in(const SimRoot& r) { return discover(options_for(r)); }
+Result<Node> discover_in(const SimRoot& r) { return discover(r.discovery_options()); }
 
 // --- golden files: to_json(discover()) of every shipped NVIDIA spec, reviewed by hand --------
 
@@ -276,7 +268,7 @@ TEST(NvidiaDiscovery, MissingSpecIsDriverNotLoaded) {
 TEST(NvidiaDiscovery, MissingLibraryWithDriverIsAnError) {
     SimRoot r(testing::spec_json("h100-80gb"));
     ASSERT_EQ(r.error(), "");
-    DiscoveryOptions o = options_for(r);
+    DiscoveryOptions o = r.discovery_options();
     o.nvml_library = r.root() + "/nonexistent/libnvidia-ml.so.1";
     auto node = discover(o);
     ASSERT_FALSE(node.ok());
@@ -305,7 +297,7 @@ TEST(NvidiaDiscovery, MissingLibraryWithoutDriverMeansNoNvidiaGpus) {
 TEST(NvidiaDiscovery, LibraryFromEnvironment) {
     SimRoot r(testing::spec_json("h100-80gb"));
     ASSERT_EQ(r.error(), "");
-    DiscoveryOptions o = options_for(r);
+    DiscoveryOptions o = r.discovery_options();
     o.nvml_library.clear();
     ScopedEnv env("XPART_NVML_LIBRARY", r.nvml_library());
     auto node = discover(o);
