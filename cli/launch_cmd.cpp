@@ -122,8 +122,9 @@ int run_launch(const LaunchOptions& o, const GlobalOptions& global) {
     const std::string who = std::string(kWho) + ": rank " + std::to_string(rank->rank);
 
     // The rank's cgroup exists with its rules before the program does; the forked child
-    // enters it before exec, and this process removes it when the program ends (a launcher
-    // killed with SIGKILL leaves an empty cgroup behind, named after its pid).
+    // enters it before exec, and this process removes it when the program ends. One left by a
+    // launcher killed with SIGKILL (named after its pid) goes with the next confined rank's
+    // sweep or the Epilog's `xpart cgroup sweep --job`.
     std::optional<RankCgroup> rank_cgroup;
     BeforeExec enter_cgroup;
     if (confine) {
@@ -215,7 +216,8 @@ void add_launch_command(CLI::App& app, const GlobalOptions& global, Runner& run)
         ->check(CLI::Range(0.01, 3600.0));
     cmd->add_option("--job-id", o->job_id, "job key for the MPS directory (default from Slurm/PMIx)");
     cmd->add_option("--node-json", o->node_json,
-                    "node model from this file (xpart discover --json) instead of the gres plugin's node cache or discovery")
+                    "node model from this file (xpart discover --json) instead of the gres "
+                    "plugin's node cache or discovery")
         ->envname("XPART_NODE_JSON");
     cmd->add_option("--topology", o->topology_xml,
                     "hwloc XML topology instead of this machine's (or --root's)")
