@@ -28,7 +28,7 @@ struct LaunchOptions {
     bool verbose = false;
     bool mps = false;
     std::string mps_control = "nvidia-cuda-mps-control";
-    std::string mps_dir;  // empty: /run/xpart-mps for Prolog-made dirs, else per-user /tmp
+    std::string run_dir = "/run/xpart";  // root's per-job directories (Prolog hook)
     double mps_timeout = 10;
     std::string job_id;
     std::string node_json;
@@ -55,31 +55,18 @@ std::optional<std::string> job_key(const EnvMap& env, const std::string& given) 
     return std::nullopt;
 }
 
-// The per-job directory: the Prolog's when `xpart mps start` made one, else the step's own.
-Result<MpsConfig> mps_config(const LaunchOptions& o, const EnvMap& env) {
-    MpsConfig c;
-    c.control = o.mps_control;
-    c.uid = getuid();
-    c.gid = getgid();
-    c.timeout = std::chrono::milliseconds(static_cast<long>(o.mps_timeout * 1000));
+// The job's MPS directory: root's daemons when the Prolog started them, else the step's own.
+Result<MpsConfig> mps_config(const LaunchOptions& o, const EnvMap& env, bool& managed) {
+    MpsJobOptions j;
+    j.run_dir = o.run_dir;
+    j.control = o.mps_control;
+    j.timeout = std::chrono::milliseconds(static_cast<long>(o.mps_timeout * 1000));
     auto key = job_key(env, o.job_id);
     if (!key)
         return Error{"--mps needs a job id: none of SLURM_JOB_ID, PMIX_NAMESPACE, "
                      "OMPI_MCA_ess_base_jobid is set; pass --job-id"};
-    const std::string system_base = o.mps_dir.empty() ? "/run/xpart-mps" : o.mps_dir;
-    if (auto* j = env_get(env, "SLURM_JOB_ID")) {
-        std::string prolog_dir = system_base + "/job-" + *j;
-        if (access((prolog_dir + "/managed").c_str(), F_OK) == 0) {
-            c.job_dir = prolog_dir;
-            return c;
-        }
-    }
-    // A base we create is ours alone; an existing one (a site's shared base) is used as is.
-    std::string base = o.mps_dir.empty() ? user_runtime_base(c.uid) : o.mps_dir;
-    if (o.mps_dir.empty() || access(base.c_str(), F_OK) != 0)
-        if (auto s = make_private_dir(base, c.uid, c.gid); !s) return s.error();
-    c.job_dir = base + "/job-" + *key;
-    return c;
+    const std::string* slurm_job = env_get(env, "SLURM_JOB_ID");
+    return rank_mps_config(j, slurm_job ? *slurm_job : std::string(), *key, managed);
 }
 
 int run_launch(const LaunchOptions& o, const GlobalOptions& global) {
@@ -164,10 +151,12 @@ int run_launch(const LaunchOptions& o, const GlobalOptions& global) {
         auto inst = mps_instance_of(node, u);
         sharers += inst && inst->name == my_instance->name;
     }
-    auto config = mps_config(o, env);
+    bool managed = false;
+    auto config = mps_config(o, env, managed);
     if (!config) return fail(config.error().message);
-    auto session = MpsSession::join(*config, *instances);
+    auto session = MpsSession::join(*config, managed, *instances);
     if (!session) return fail(session.error().message);
+    for (const auto& w : session->warnings()) std::cerr << kWho << ": warning: " << w << "\n";
     rank_env["CUDA_MPS_PIPE_DIRECTORY"] = mps_pipe_dir(*config, my_instance->name);
     rank_env["CUDA_MPS_LOG_DIRECTORY"] = mps_log_dir(*config, my_instance->name);
     if (sharers > 1) rank_env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(100 / sharers);
@@ -175,7 +164,7 @@ int run_launch(const LaunchOptions& o, const GlobalOptions& global) {
     const MpsConfig cfg = *config;
     const MpsInstance inst = *my_instance;
     HealthCheck daemon_alive = [cfg, inst]() -> std::optional<std::string> {
-        if (live_daemon_pid(cfg, inst.name) > 0) return std::nullopt;
+        if (live_daemon(cfg, inst.name)) return std::nullopt;
         return "MPS control daemon for " + inst.uuid + " died; see " +
                mps_log_dir(cfg, inst.name) + "/control.log";
     };
@@ -208,10 +197,11 @@ void add_launch_command(CLI::App& app, const GlobalOptions& global, Runner& run)
     cmd->add_flag("--mps", o->mps, "one CUDA MPS control daemon per GPU instance used on this node");
     cmd->add_option("--mps-control", o->mps_control, "the nvidia-cuda-mps-control program")
         ->envname("XPART_MPS_CONTROL");
-    cmd->add_option("--mps-dir", o->mps_dir,
-                    "base of the per-job MPS directories (default: /run/xpart-mps when the "
-                    "Prolog started the daemons, else /tmp/xpart-mps-<uid>)")
-        ->envname("XPART_MPS_DIR");
+    cmd->add_option("--run-dir", o->run_dir,
+                    "where root's Prolog keeps the per-job directories (the MPS daemons go to "
+                    "the job's; /tmp/xpart-mps-<uid> on nodes without the Prolog hook)")
+        ->envname("XPART_RUN_DIR")
+        ->capture_default_str();
     cmd->add_option("--mps-timeout", o->mps_timeout, "seconds to wait for MPS daemons")
         ->check(CLI::Range(0.01, 3600.0));
     cmd->add_option("--job-id", o->job_id, "job key for the MPS directory (default from Slurm/PMIx)");

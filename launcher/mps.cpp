@@ -1,15 +1,14 @@
 #include "launcher/mps.hpp"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <future>
 #include <sstream>
 #include <thread>
@@ -17,85 +16,108 @@
 #include "launcher/spawn.hpp"
 #include "libxpart/text.hpp"
 
-extern char** environ;
-
 namespace xpart::launch {
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-const char* kPidFile = "nvidia-cuda-mps-control.pid";
+// What a daemon leaves in its pipe directory; a crashed one (SIGKILL) leaves them all, and
+// the real daemon leaves the sockets even after quit.
+const char* const kPipeFiles[] = {"control", "control_lock", "control_privileged", "log"};
 
-std::string read_small(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+bool same_user(const Credentials& who) { return geteuid() == who.uid && getegid() == who.gid; }
 
-std::string basename_of(const std::string& path) {
-    auto slash = path.rfind('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// A pid counts as the daemon only if it runs and its command line names the control program:
-// after a crash and reboot an old pid file may point at an unrelated process.
-bool is_daemon(pid_t pid, const std::string& control) {
-    if (pid <= 0 || (kill(pid, 0) != 0 && errno != EPERM)) return false;
-    std::string cmdline = read_small("/proc/" + std::to_string(pid) + "/cmdline");
-    if (cmdline.empty()) return false;  // a zombie has no command line: it is gone
-    return cmdline.find(basename_of(control)) != std::string::npos;
-}
-
-pid_t pid_file_pid(const MpsConfig& c, const std::string& instance) {
-    auto n = parse_u64(trim(read_small(mps_pipe_dir(c, instance) + "/" + kPidFile)));
-    return n && *n > 0 && *n < (1u << 30) ? static_cast<pid_t>(*n) : -1;
-}
-
-EnvMap daemon_env(const MpsConfig& c, const MpsInstance& inst) {
-    // The caller's environment (PATH, LD_LIBRARY_PATH for the driver) with the instance's own
-    // device and directories.
-    EnvMap env = env_from_environ(environ);
-    env["CUDA_VISIBLE_DEVICES"] = inst.uuid;
-    env["CUDA_MPS_PIPE_DIRECTORY"] = mps_pipe_dir(c, inst.name);
-    env["CUDA_MPS_LOG_DIRECTORY"] = mps_log_dir(c, inst.name);
-    return env;
+// Runs `work` as the config's user: inline when that is us, else in a child that became them.
+Status as_user(const MpsConfig& c, const std::string& what, const std::function<int()>& work) {
+    int rc;
+    if (same_user(c.user)) {
+        rc = work();
+    } else {
+        auto r = run_as(c.user, work);
+        if (!r) return Error{what + ": " + r.error().message};
+        rc = *r;
+    }
+    if (rc != 0) return Error{what + " failed (as uid " + std::to_string(c.user.uid) + ")"};
+    return ok_status();
 }
 
 Result<SpawnResult> control_command(const MpsConfig& c, const MpsInstance& inst,
                                     const std::string& command, std::chrono::milliseconds timeout) {
-    return run_with_input({c.control}, daemon_env(c, inst), command + "\n", timeout);
+    return run_with_input({c.control}, daemon_env(c, inst), command + "\n", timeout,
+                          same_user(c.user) ? nullptr : &c.user);
 }
 
-std::string instance_uuid(const MpsConfig& c, const std::string& name) {
-    return trim(read_small(c.job_dir + "/" + name + "/uuid"));
+// The instance's pipe and log directories, made (0700) by the user, with a crashed daemon's
+// sockets removed: the real daemon starts over them, but a stale one must not be mistaken
+// for a live one by its clients.
+Status prepare_instance(const MpsConfig& c, const MpsInstance& inst) {
+    const std::string pipe = mps_pipe_dir(c, inst.name), log = mps_log_dir(c, inst.name);
+    return as_user(c, "MPS directories " + c.dir + "/" + inst.name, [&] {
+        std::error_code ec;
+        for (const auto& d : {pipe, log}) {
+            fs::create_directories(d, ec);
+            if (ec || chmod(d.c_str(), 0700) != 0) return 1;
+        }
+        for (const char* f : kPipeFiles) unlink((pipe + "/" + f).c_str());
+        return 0;
+    });
 }
 
-std::vector<std::string> instance_names(const std::string& job_dir) {
-    std::vector<std::string> names;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(job_dir, ec)) {
-        std::string n = e.path().filename();
-        if (n.rfind("gpu", 0) == 0 && e.is_directory(ec)) names.push_back(n);
-    }
-    std::sort(names.begin(), names.end());
-    return names;
+Result<std::vector<MpsDaemonRecord>> load_records(const MpsConfig& c) {
+    auto text = c.records.read();
+    if (!text) return text.error();
+    if (!*text) return std::vector<MpsDaemonRecord>{};
+    return parse_records(**text, "MPS records");
 }
 
-// Runs `step` for every instance at once (each waits on its own helper process) and returns
-// the first error in instance order: seven instances cost about what one does.
-template <class Step>
-Status for_each_parallel(const std::vector<MpsInstance>& instances, Step step) {
+const MpsDaemonRecord* find_record(const std::vector<MpsDaemonRecord>& records,
+                                   const std::string& instance) {
+    for (const auto& r : records)
+        if (r.instance == instance) return &r;
+    return nullptr;
+}
+
+// Runs `step` for every item at once (each waits on its own helper process) and returns the
+// first error in order: seven instances cost about what one does.
+template <class Item, class Step>
+Status for_each_parallel(const std::vector<Item>& items, Step step) {
     std::vector<std::future<Status>> results;
-    for (const auto& inst : instances)
-        results.push_back(std::async(std::launch::async, [&step, &inst] { return step(inst); }));
+    for (const auto& item : items)
+        results.push_back(std::async(std::launch::async, [&step, &item] { return step(item); }));
     Status first = ok_status();
     for (auto& r : results) {
         Status s = r.get();
         if (first && !s) first = s;
     }
     return first;
+}
+
+// Polls until the recorded process is gone or the deadline passes.
+bool exits_by(const ProcessIdentity& p, Clock::time_point deadline) {
+    while (still_running(p)) {
+        if (Clock::now() >= deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return true;
+}
+
+Status wait_one_ready(const MpsConfig& c, const MpsDaemonRecord& rec, Clock::time_point deadline) {
+    const MpsInstance inst{rec.instance, rec.uuid};
+    for (;;) {
+        if (!still_running(rec.process))
+            return Error{"MPS control daemon for " + rec.uuid + " (pid " +
+                         std::to_string(rec.process.pid) + ") exited; see " +
+                         mps_log_dir(c, rec.instance) + "/control.log"};
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        auto r = control_command(c, inst, "get_server_list", std::max(left, std::chrono::milliseconds(1)));
+        if (r && r->exit_status == 0) return ok_status();
+        if (Clock::now() >= deadline)
+            return Error{"MPS control daemon for " + rec.uuid + " did not answer within " +
+                         std::to_string(c.timeout.count()) + " ms; see " +
+                         mps_log_dir(c, rec.instance) + "/control.log"};
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
 }
 
 }  // namespace
@@ -123,169 +145,212 @@ Result<std::vector<MpsInstance>> mps_instances(const Node& node,
     return out;
 }
 
+std::string format_records(const std::vector<MpsDaemonRecord>& records) {
+    std::string out;
+    for (const auto& r : records)
+        out += r.instance + " " + r.uuid + " " + format_identity(r.process) + "\n";
+    return out;
+}
+
+Result<std::vector<MpsDaemonRecord>> parse_records(const std::string& text, const std::string& file) {
+    std::vector<MpsDaemonRecord> out;
+    std::istringstream in(text);
+    std::string line;
+    for (unsigned n = 1; std::getline(in, line); ++n) {
+        if (trim(line).empty()) continue;
+        std::istringstream words(line);
+        std::string instance, uuid, rest;
+        words >> instance >> uuid;
+        std::getline(words, rest);
+        auto id = parse_identity(rest);
+        bool name_ok = instance.rfind("gpu", 0) == 0 && instance.find('/') == std::string::npos &&
+                       instance.find("..") == std::string::npos;
+        if (!name_ok || uuid.empty() || !id)
+            return Error{file + ":" + std::to_string(n) + ": not an MPS daemon record: '" + line + "'"};
+        out.push_back({instance, uuid, *id});
+    }
+    return out;
+}
+
+RecordStore file_record_store(const std::string& path) {
+    RecordStore s;
+    s.read = [path]() -> Result<std::optional<std::string>> {
+        int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            if (errno == ENOENT) return std::optional<std::string>();
+            return Error{path + ": " + std::strerror(errno)};
+        }
+        std::string out;
+        char buf[4096];
+        ssize_t n;
+        while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+        close(fd);
+        return std::optional<std::string>(std::move(out));
+    };
+    s.write = [path](const std::string& content) -> Status {
+        const std::string tmp = path + ".new";
+        unlink(tmp.c_str());
+        int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0) return Error{tmp + ": " + std::strerror(errno)};
+        bool ok = write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+        close(fd);
+        if (!ok || rename(tmp.c_str(), path.c_str()) != 0)
+            return Error{path + ": " + std::strerror(errno)};
+        return ok_status();
+    };
+    return s;
+}
+
 std::string mps_pipe_dir(const MpsConfig& c, const std::string& instance) {
-    return c.job_dir + "/" + instance + "/pipe";
+    return c.dir + "/" + instance + "/pipe";
 }
 std::string mps_log_dir(const MpsConfig& c, const std::string& instance) {
-    return c.job_dir + "/" + instance + "/log";
-}
-std::string user_runtime_base(uid_t uid) { return "/tmp/xpart-mps-" + std::to_string(uid); }
-
-Status make_private_dir(const std::string& dir, uid_t uid, gid_t gid) {
-    if (mkdir(dir.c_str(), 0700) == 0) {
-        if (geteuid() == 0 && chown(dir.c_str(), uid, gid) != 0)
-            return Error{dir + ": chown " + std::to_string(uid) + ": " + std::strerror(errno)};
-        return ok_status();
-    }
-    if (errno != EEXIST) return Error{dir + ": mkdir: " + std::strerror(errno)};
-    struct stat st;
-    if (lstat(dir.c_str(), &st) != 0) return Error{dir + ": " + std::strerror(errno)};
-    if (!S_ISDIR(st.st_mode)) return Error{dir + ": exists and is not a directory"};
-    if (st.st_uid != uid)
-        return Error{dir + ": owned by uid " + std::to_string(st.st_uid) + ", expected " +
-                     std::to_string(uid)};
-    if ((st.st_mode & 077) != 0)
-        return Error{dir + ": mode " + std::to_string(st.st_mode & 0777) +
-                     " is open to others; expected 0700"};
-    return ok_status();
+    return c.dir + "/" + instance + "/log";
 }
 
-pid_t live_daemon_pid(const MpsConfig& c, const std::string& instance) {
-    pid_t pid = pid_file_pid(c, instance);
-    return is_daemon(pid, c.control) ? pid : -1;
+EnvMap daemon_env(const MpsConfig& c, const MpsInstance& inst) {
+    EnvMap env = c.extra_env;
+    env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    env["CUDA_VISIBLE_DEVICES"] = inst.uuid;
+    env["CUDA_MPS_PIPE_DIRECTORY"] = mps_pipe_dir(c, inst.name);
+    env["CUDA_MPS_LOG_DIRECTORY"] = mps_log_dir(c, inst.name);
+    return env;
 }
 
-Status start_daemons(const MpsConfig& c, const std::vector<MpsInstance>& instances) {
-    const auto deadline = Clock::now() + c.timeout;
-    std::vector<std::pair<pid_t, const MpsInstance*>> started;
-    if (auto s = make_private_dir(c.job_dir, c.uid, c.gid); !s) return s;
+Result<MpsStartReport> start_daemons(const MpsConfig& c, const std::vector<MpsInstance>& instances) {
+    auto records = load_records(c);
+    if (!records) return records.error();
+    std::vector<MpsDaemonRecord> kept, fresh;
+    for (const auto& r : *records)
+        if (still_running(r.process)) kept.push_back(r);
+    auto undo = [&](const Error& e) -> Result<MpsStartReport> {
+        for (const auto& r : fresh) signal_if_same(r.process, SIGKILL);
+        (void)c.records.write(format_records(kept));
+        return e;
+    };
     for (const auto& inst : instances) {
-        if (live_daemon_pid(c, inst.name) > 0) continue;
-        const std::string top = c.job_dir + "/" + inst.name;
-        for (const auto& d : {top, mps_pipe_dir(c, inst.name), mps_log_dir(c, inst.name)})
-            if (auto s = make_private_dir(d, c.uid, c.gid); !s) return s;
-        // A stale pid file or socket (a crashed daemon) would break the new one.
-        unlink((mps_pipe_dir(c, inst.name) + "/" + kPidFile).c_str());
-        unlink((mps_pipe_dir(c, inst.name) + "/control").c_str());
-        std::ofstream(top + "/uuid") << inst.uuid << "\n";
-        // All daemons start at once: seven instances should cost about what one does.
-        auto pid = spawn_detached({c.control, "-d"}, daemon_env(c, inst));
-        if (!pid) return pid.error();
-        started.emplace_back(*pid, &inst);
+        if (find_record(kept, inst.name)) continue;
+        if (auto s = prepare_instance(c, inst); !s) return undo(s.error());
+        DaemonSpec spec{{c.control, "-f"}, daemon_env(c, inst), c.user,
+                        mps_log_dir(c, inst.name) + "/control.log", c.dir + "/" + inst.name};
+        auto id = spawn_daemon(spec);  // all at once: seven instances cost about what one does
+        if (!id) return undo(Error{"MPS control daemon for " + inst.uuid + ": " + id.error().message});
+        fresh.push_back({inst.name, inst.uuid, *id});
     }
-    for (const auto& [pid, inst] : started) {
-        auto rc = wait_child(pid, deadline, c.control + " -d for " + inst->uuid);
-        if (!rc) return rc.error();
-        if (*rc != 0)
-            return Error{c.control + " -d for " + inst->uuid + " exited with status " +
-                         std::to_string(*rc) + "; see " + mps_log_dir(c, inst->name) +
-                         "/control.log"};
-    }
-    if (auto s = wait_ready(c, instances); !s) return s;
-    std::vector<MpsInstance> fresh;
-    for (const auto& [pid, inst] : started) fresh.push_back(*inst);
-    return for_each_parallel(fresh, [&](const MpsInstance& inst) -> Status {
-        auto r = control_command(c, inst, "start_server -uid " + std::to_string(c.uid), c.timeout);
-        if (!r) return r.error();
-        if (r->exit_status != 0 || !trim(r->output).empty())
-            return Error{"MPS " + inst.uuid + ": start_server -uid " + std::to_string(c.uid) +
-                         " failed: " + trim(r->output)};
+    std::vector<MpsDaemonRecord> all = kept;
+    all.insert(all.end(), fresh.begin(), fresh.end());
+    if (auto s = c.records.write(format_records(all)); !s) return undo(s.error());
+    const auto deadline = Clock::now() + c.timeout;
+    if (auto s = for_each_parallel(fresh, [&](const MpsDaemonRecord& r) { return wait_one_ready(c, r, deadline); });
+        !s)
+        return undo(s.error());
+
+    MpsStartReport report;
+    std::vector<std::string> warnings(fresh.size());
+    (void)for_each_parallel(fresh, [&](const MpsDaemonRecord& r) -> Status {
+        const MpsInstance inst{r.instance, r.uuid};
+        std::string& warning = warnings[static_cast<std::size_t>(&r - fresh.data())];
+        const std::string pre = "start_server -uid " + std::to_string(c.user.uid);
+        auto started = control_command(c, inst, pre, c.timeout);
+        auto listed = control_command(c, inst, "get_server_list", c.timeout);
+        if (!started || started->exit_status != 0 || !trim(started->output).empty())
+            warning = "MPS " + r.uuid + ": " + pre + " refused: " +
+                      (started ? trim(started->output) : started.error().message);
+        else if (!listed || trim(listed->output).empty())
+            warning = "MPS " + r.uuid + ": the server pre-started for uid " +
+                      std::to_string(c.user.uid) + " did not stay up (see " +
+                      mps_log_dir(c, r.instance) + "/control.log); the daemon starts one "
+                      "when a client connects";
         return ok_status();
     });
-}
-
-// One instance: polls until its daemon answers get_server_list, fails early if it died.
-Status wait_one_ready(const MpsConfig& c, const MpsInstance& inst, Clock::time_point deadline) {
-    for (;;) {
-        pid_t pid = pid_file_pid(c, inst.name);
-        if (pid > 0 && !is_daemon(pid, c.control))
-            return Error{"MPS control daemon for " + inst.uuid + " (pid " + std::to_string(pid) +
-                         ") died; see " + mps_log_dir(c, inst.name) + "/control.log"};
-        if (pid > 0) {
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-            auto r = control_command(c, inst, "get_server_list",
-                                     std::max(left, std::chrono::milliseconds(1)));
-            if (r && r->exit_status == 0) return ok_status();
-        }
-        if (Clock::now() >= deadline)
-            return Error{"MPS control daemon for " + inst.uuid + " did not answer within " +
-                         std::to_string(c.timeout.count()) + " ms; see " +
-                         mps_log_dir(c, inst.name) + "/control.log"};
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
+    for (auto& w : warnings)
+        if (!w.empty()) report.warnings.push_back(std::move(w));
+    return report;
 }
 
 Status wait_ready(const MpsConfig& c, const std::vector<MpsInstance>& instances) {
+    auto records = load_records(c);
+    if (!records) return records.error();
+    std::vector<MpsDaemonRecord> wanted;
+    for (const auto& inst : instances) {
+        const MpsDaemonRecord* r = find_record(*records, inst.name);
+        if (!r) return Error{"MPS control daemon for " + inst.uuid + " was not started"};
+        wanted.push_back(*r);
+    }
     const auto deadline = Clock::now() + c.timeout;
-    return for_each_parallel(instances, [&](const MpsInstance& inst) {
-        return wait_one_ready(c, inst, deadline);
-    });
+    return for_each_parallel(wanted, [&](const MpsDaemonRecord& r) { return wait_one_ready(c, r, deadline); });
 }
 
-std::vector<MpsDaemonState> daemon_states(const MpsConfig& c, bool probe) {
+Result<std::vector<MpsDaemonState>> daemon_states(const MpsConfig& c, bool probe) {
+    auto records = load_records(c);
+    if (!records) return records.error();
     std::vector<MpsDaemonState> out;
-    for (const auto& name : instance_names(c.job_dir)) {
+    for (const auto& r : *records) {
         MpsDaemonState s;
-        s.instance = name;
-        s.uuid = instance_uuid(c, name);
-        s.pid = pid_file_pid(c, name);
-        s.alive = is_daemon(s.pid, c.control);
+        s.record = r;
+        s.alive = still_running(r.process);
         if (probe && s.alive) {
-            auto r = control_command(c, {name, s.uuid}, "get_server_list", c.timeout);
-            s.answers = r && r->exit_status == 0;
-            if (s.answers) s.servers = r->output;
+            auto a = control_command(c, {r.instance, r.uuid}, "get_server_list", c.timeout);
+            s.answers = a && a->exit_status == 0;
+            if (s.answers) s.servers = a->output;
         }
         out.push_back(std::move(s));
     }
     return out;
 }
 
-Status stop_job(const MpsConfig& c) {
-    std::string errors;
-    auto states = daemon_states(c, false);
-    for (const auto& s : states)
-        if (s.alive) {
-            auto r = control_command(c, {s.instance, s.uuid}, "quit", c.timeout);
-            if (!r) errors += (errors.empty() ? "" : "; ") + r.error().message;
-        }
-    const auto deadline = Clock::now() + c.timeout;
-    for (const auto& s : states) {
-        if (!s.alive) continue;
-        while (is_daemon(s.pid, c.control) && Clock::now() < deadline)
-            std::this_thread::sleep_for(std::chrono::milliseconds(2));
-        if (is_daemon(s.pid, c.control)) {
-            kill(s.pid, SIGKILL);
-            errors += (errors.empty() ? "" : "; ") + std::string("MPS daemon ") +
-                      std::to_string(s.pid) + " for " + s.uuid + " ignored quit; killed";
-        }
-    }
-    std::error_code ec;
-    fs::remove_all(c.job_dir, ec);
-    if (ec) errors += (errors.empty() ? "" : "; ") + c.job_dir + ": " + ec.message();
-    if (!errors.empty()) return Error{errors};
-    return ok_status();
+std::optional<ProcessIdentity> live_daemon(const MpsConfig& c, const std::string& instance) {
+    auto records = load_records(c);
+    if (!records) return std::nullopt;
+    const MpsDaemonRecord* r = find_record(*records, instance);
+    if (r && still_running(r->process)) return r->process;
+    return std::nullopt;
 }
 
-std::vector<std::string> cleanup_stale(const std::string& base, const std::string& control) {
-    std::vector<std::string> removed;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(base, ec)) {
-        std::string name = e.path().filename();
-        if (name.rfind("job-", 0) != 0 || !e.is_directory(ec) || e.is_symlink(ec)) continue;
-        MpsConfig c;
-        c.control = control;
-        c.job_dir = e.path();
-        bool live = false;
-        for (const auto& s : daemon_states(c, false)) live = live || s.alive;
-        for (const auto& m : fs::directory_iterator(c.job_dir + "/members", ec)) {
-            auto pid = parse_u64(std::string(m.path().filename()));
-            live = live || (pid && kill(static_cast<pid_t>(*pid), 0) == 0);
-        }
-        if (live) continue;
-        fs::remove_all(c.job_dir, ec);
-        if (!ec) removed.push_back(c.job_dir);
+MpsStopReport stop_daemons(const MpsConfig& c) {
+    MpsStopReport report;
+    auto records = load_records(c);
+    if (!records) {
+        report.notes.push_back(records.error().message);
+        return report;
     }
-    return removed;
+    std::vector<MpsDaemonRecord> live;
+    for (const auto& r : *records)
+        if (still_running(r.process)) live.push_back(r);
+    // quit asks each daemon to stop its servers and exit; its answer is not trusted (the real
+    // daemon exits with status 1 after a failed server, and a user may stop it answering).
+    std::vector<std::string> refused(live.size());
+    (void)for_each_parallel(live, [&](const MpsDaemonRecord& r) -> Status {
+        auto q = control_command(c, {r.instance, r.uuid}, "quit", c.timeout);
+        if (!q || q->exit_status != 0)
+            refused[static_cast<std::size_t>(&r - live.data())] =
+                "MPS " + r.uuid + ": quit: " + (q ? trim(q->output) : q.error().message);
+        return ok_status();
+    });
+    for (auto& n : refused)
+        if (!n.empty()) report.notes.push_back(std::move(n));
+    const auto deadline = Clock::now() + c.timeout;
+    for (const auto& r : live) {
+        if (exits_by(r.process, deadline)) continue;
+        if (signal_if_same(r.process, SIGKILL))
+            report.notes.push_back("MPS control daemon " + std::to_string(r.process.pid) + " for " +
+                                   r.uuid + " ignored quit; killed");
+        if (!exits_by(r.process, Clock::now() + std::chrono::seconds(2)))
+            report.survivors.push_back("MPS control daemon " + std::to_string(r.process.pid) +
+                                       " for " + r.uuid + " survived SIGKILL");
+    }
+    std::vector<std::string> instances;
+    for (const auto& r : *records) instances.push_back(r.instance);
+    if (auto s = as_user(c, "removing " + c.dir,
+                         [&] {
+                             std::error_code ec;
+                             for (const auto& i : instances) fs::remove_all(c.dir + "/" + i, ec);
+                             return ec ? 1 : 0;
+                         });
+        !s)
+        report.notes.push_back(s.error().message);
+    if (auto s = c.records.write(""); !s) report.notes.push_back(s.error().message);
+    return report;
 }
 
 }  // namespace xpart::launch

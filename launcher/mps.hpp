@@ -1,21 +1,28 @@
-// CUDA MPS, one control daemon per MIG GPU instance (or per whole GPU), kept in a per-job
-// runtime directory:
-//   <job dir>/lock                 flock: one process at a time starts or stops daemons
-//   <job dir>/managed              present when the Prolog owns the daemons (ranks only join)
-//   <job dir>/members/<pid>        one file per rank using the daemons (launch --mps)
-//   <job dir>/<instance>/uuid      what the daemon serves (its CUDA_VISIBLE_DEVICES)
-//   <job dir>/<instance>/pipe/     CUDA_MPS_PIPE_DIRECTORY (pid file, control socket), 0700
-//   <job dir>/<instance>/log/      CUDA_MPS_LOG_DIRECTORY (control.log, server.log), 0700
+// CUDA MPS, one control daemon per MIG GPU instance (or per whole GPU). The daemons run as the
+// job's user, in the foreground mode of nvidia-cuda-mps-control (`-f`) spawned by xpart, so
+// their pids are known from the start: NVIDIA's daemon writes no pid file, and a file a user
+// can write would prove nothing anyway. Layout under the config's `dir` (the user's):
+//   <dir>/<instance>/pipe/   CUDA_MPS_PIPE_DIRECTORY (control, control_lock,
+//                            control_privileged sockets, log fifo), 0700
+//   <dir>/<instance>/log/    CUDA_MPS_LOG_DIRECTORY (control.log: the daemon's output;
+//                            server.log), 0700
+// and the daemons started are recorded (instance, uuid, pid, start time, uid) in `records`:
+// root's own file when the Prolog started them, the user's when ranks did.
 // Instance names are short ("gpu0-gi3", "gpu2") so socket paths stay under 108 bytes.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "launcher/allotment.hpp"
+#include "launcher/credentials.hpp"
+#include "launcher/env_map.hpp"
+#include "launcher/process_identity.hpp"
 #include "libxpart/node.hpp"
 #include "libxpart/result.hpp"
 
@@ -32,49 +39,70 @@ Result<MpsInstance> mps_instance_of(const Node& node, const AllottedPartition& p
 Result<std::vector<MpsInstance>> mps_instances(const Node& node,
                                                const std::vector<AllottedPartition>& parts);
 
+// A daemon xpart started: what it serves and who it is.
+struct MpsDaemonRecord {
+    std::string instance;
+    std::string uuid;
+    ProcessIdentity process;
+};
+// One line per daemon: "<instance> <uuid> <pid> <start time> <uid>".
+std::string format_records(const std::vector<MpsDaemonRecord>& records);
+Result<std::vector<MpsDaemonRecord>> parse_records(const std::string& text, const std::string& file);
+
+// Where records are kept: a file the caller may read (ranks read root's) and write.
+struct RecordStore {
+    std::function<Result<std::optional<std::string>>()> read;
+    std::function<Status(const std::string&)> write;
+};
+// A plain file (the user's own directory).
+RecordStore file_record_store(const std::string& path);
+
 struct MpsConfig {
     std::string control = "nvidia-cuda-mps-control";  // --mps-control / XPART_MPS_CONTROL
-    std::string job_dir;
-    uid_t uid = 0;  // owner of the directories; start_server -uid
-    gid_t gid = 0;
+    std::string dir;           // the user's: <dir>/<instance>/{pipe,log}
+    RecordStore records;       // the daemons started
+    Credentials user;          // daemons, and every command inside `dir`, run as this user
     std::chrono::milliseconds timeout{10000};  // readiness / quit deadline per step
+    EnvMap extra_env;          // added to the daemons' minimal environment (tests only)
 };
 
 std::string mps_pipe_dir(const MpsConfig& c, const std::string& instance);
 std::string mps_log_dir(const MpsConfig& c, const std::string& instance);
-// Where ranks without a Prolog-made directory keep theirs: /tmp/xpart-mps-<uid>.
-std::string user_runtime_base(uid_t uid);
 
-// Creates `dir` (mode 0700, owned by uid:gid) or accepts an existing one only if it is a real
-// directory (not a link) owned by uid: a /tmp path must not be pre-planted by someone else.
-Status make_private_dir(const std::string& dir, uid_t uid, gid_t gid);
+// The daemons' whole environment: PATH, the instance's device, its pipe and log directories
+// (and `extra_env`); nothing of the caller's, root's least of all.
+EnvMap daemon_env(const MpsConfig& c, const MpsInstance& inst);
 
-// Starts the daemons of `instances` that are not running yet, all at once, then waits until
-// each answers get_server_list and runs `start_server -uid <uid>` on it.
-Status start_daemons(const MpsConfig& c, const std::vector<MpsInstance>& instances);
-// Waits until each daemon answers get_server_list; fails early when one died.
+// What a start noticed that does not fail it (a pre-started server that did not stay up: the
+// daemon starts one when a client connects, and without a GPU none can run).
+struct MpsStartReport {
+    std::vector<std::string> warnings;
+};
+
+// Starts the daemons of `instances` that are not running yet, all at once, records them,
+// waits until each answers get_server_list, then pre-starts each server for the user
+// (start_server -uid). On error, the daemons this call started are stopped again.
+Result<MpsStartReport> start_daemons(const MpsConfig& c, const std::vector<MpsInstance>& instances);
+// Waits until each recorded daemon of `instances` answers; fails early when one died.
 Status wait_ready(const MpsConfig& c, const std::vector<MpsInstance>& instances);
 
 struct MpsDaemonState {
-    std::string instance;
-    std::string uuid;
-    pid_t pid = -1;        // from the pid file; -1 when there is none
-    bool alive = false;    // the pid runs and is an MPS control daemon
+    MpsDaemonRecord record;
+    bool alive = false;    // the recorded process still runs (same pid, start time, uid)
     bool answers = false;  // get_server_list succeeded (only probed when alive)
     std::string servers;   // its get_server_list answer, one pid per line
 };
+// Every recorded daemon. `probe`: also ask each live one.
+Result<std::vector<MpsDaemonState>> daemon_states(const MpsConfig& c, bool probe);
+// The recorded daemon of `instance` when it still runs.
+std::optional<ProcessIdentity> live_daemon(const MpsConfig& c, const std::string& instance);
 
-// Every instance directory of the job. `probe`: also ask each live daemon.
-std::vector<MpsDaemonState> daemon_states(const MpsConfig& c, bool probe);
-// The daemon's pid when it runs, else -1.
-pid_t live_daemon_pid(const MpsConfig& c, const std::string& instance);
-
-// quit every daemon of the job, wait for each to exit (SIGKILL past the timeout), remove the
-// job directory. Errors are collected; everything possible is still stopped and removed.
-Status stop_job(const MpsConfig& c);
-
-// Job directories under `base` (job-*) with no live daemon and no live member: left by a
-// crashed node or a killed job. Returns the directories removed.
-std::vector<std::string> cleanup_stale(const std::string& base, const std::string& control);
+struct MpsStopReport {
+    std::vector<std::string> notes;    // quit refused, SIGKILL needed, files left: logged, not fatal
+    std::vector<std::string> survivors;  // a recorded daemon still running after SIGKILL
+};
+// quit every recorded daemon, wait for each to exit (SIGKILL past the timeout, only to the
+// recorded process), remove the instances' directories (as the user) and the records.
+MpsStopReport stop_daemons(const MpsConfig& c);
 
 }  // namespace xpart::launch

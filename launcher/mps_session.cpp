@@ -18,14 +18,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Holds the job's flock. The lock file may be unlinked by the last rank out while another
-// waits on it; a holder whose inode is no longer the path's retries on the new file.
-class JobLock {
+// Holds the step directory's flock. The last rank out removes the directory while another
+// may wait on the lock; a holder whose inode is no longer the path's retries on the new one.
+class StepLock {
 public:
-    static Result<JobLock> acquire(const MpsConfig& c) {
-        const std::string path = c.job_dir + "/lock";
+    static Result<StepLock> acquire(const std::string& dir) {
+        const std::string path = dir + "/lock";
         for (int attempt = 0; attempt < 100; ++attempt) {
-            if (auto s = make_private_dir(c.job_dir, c.uid, c.gid); !s) return s.error();
+            if (auto s = make_private_dir(dir); !s) return s.error();
             int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
             if (fd < 0) return Error{path + ": " + std::strerror(errno)};
             if (flock(fd, LOCK_EX) != 0) {
@@ -36,28 +36,78 @@ public:
             struct stat held, now;
             if (fstat(fd, &held) == 0 && stat(path.c_str(), &now) == 0 &&
                 held.st_ino == now.st_ino && held.st_dev == now.st_dev)
-                return JobLock(fd);
+                return StepLock(fd);
             close(fd);
         }
         return Error{path + ": lock file keeps being replaced"};
     }
-    JobLock(JobLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-    JobLock& operator=(JobLock&&) = delete;
-    ~JobLock() {
+    StepLock(StepLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+    StepLock& operator=(StepLock&&) = delete;
+    ~StepLock() {
         if (fd_ >= 0) close(fd_);  // closing drops the flock
     }
 
 private:
-    explicit JobLock(int fd) : fd_(fd) {}
+    explicit StepLock(int fd) : fd_(fd) {}
     int fd_;
 };
 
+RecordStore read_only(RecordStore s, const std::string& what) {
+    s.write = [what](const std::string&) -> Status {
+        return Error{what + " belongs to root's Prolog: ranks do not change it"};
+    };
+    return s;
+}
+
 }  // namespace
 
-std::vector<pid_t> prune_members(const std::string& job_dir) {
+Result<MpsConfig> rank_mps_config(const MpsJobOptions& o, const std::string& job_id,
+                                  const std::string& step_key, bool& managed) {
+    MpsConfig c;
+    c.control = o.control;
+    c.user = current_credentials();
+    c.timeout = o.timeout;
+    c.extra_env = o.extra_env;
+    managed = false;
+    std::optional<JobDir> job;
+    if (!job_id.empty()) {
+        auto found = JobDir::open(o.run_dir, job_id);
+        if (!found) return found.error();
+        job = std::move(*found);
+    }
+    if (job) {
+        if (auto failed = job->read_file(kMpsFailed); failed && *failed)
+            return Error{trim(**failed)};
+        if (job->has_file(kMpsRecords)) {
+            MpsConfig m = managed_mps_config(*job, o);
+            m.records = read_only(m.records, job->path() + "/" + kMpsRecords);
+            m.user = c.user;
+            m.extra_env = o.extra_env;
+            managed = true;
+            return m;
+        }
+        if (job->user().uid != c.user.uid)
+            return Error{job->user_dir() + " belongs to uid " + std::to_string(job->user().uid) +
+                         ", not to this rank's uid " + std::to_string(c.user.uid)};
+        std::string step = step_key.substr(step_key.rfind('.') == std::string::npos ? 0 : step_key.rfind('.') + 1);
+        c.dir = job->user_dir() + "/step_" + step;
+    } else {
+        // No Prolog hook on this node: the user's own directory in /tmp. Another user can
+        // create that name first; then this fails closed and says what fixes it for good.
+        const std::string base = user_runtime_base(c.user.uid);
+        if (auto s = make_private_dir(base); !s)
+            return Error{s.error().message + " (another user may have created it; the Prolog hook "
+                         "etc/prolog.d/xpart-mps.sh gives each job a directory only root can make)"};
+        c.dir = base + "/job-" + step_key;
+    }
+    c.records = file_record_store(c.dir + "/daemons");
+    return c;
+}
+
+std::vector<pid_t> prune_members(const std::string& step_dir) {
     std::vector<pid_t> live;
     std::error_code ec;
-    for (const auto& m : fs::directory_iterator(job_dir + "/members", ec)) {
+    for (const auto& m : fs::directory_iterator(step_dir + "/members", ec)) {
         auto pid = parse_u64(std::string(m.path().filename()));
         if (pid && *pid < (1u << 30) &&
             (kill(static_cast<pid_t>(*pid), 0) == 0 || errno == EPERM))
@@ -68,29 +118,27 @@ std::vector<pid_t> prune_members(const std::string& job_dir) {
     return live;
 }
 
-Result<MpsSession> MpsSession::join(const MpsConfig& config,
+Result<MpsSession> MpsSession::join(const MpsConfig& config, bool managed,
                                     const std::vector<MpsInstance>& instances) {
     MpsSession s;
     s.config_ = config;
     s.pid_ = getpid();
-    // A Prolog-made directory belongs to root's `xpart mps start`: ranks only use it.
-    s.managed_ = fs::exists(config.job_dir + "/managed");
-    if (!s.managed_) {
-        auto lock = JobLock::acquire(config);
+    s.managed_ = managed;
+    if (!managed) {
+        auto lock = StepLock::acquire(config.dir);
         if (!lock) return lock.error();
-        {
-            prune_members(config.job_dir);
-            // Starts only what is not running: the first rank starts all, a later one
-            // restarts nothing unless a daemon is missing.
-            if (auto st = start_daemons(config, instances); !st) {
-                // Nothing half-started stays behind when no other rank uses the daemons.
-                if (prune_members(config.job_dir).empty()) (void)stop_job(config);
-                return st.error();
-            }
-            if (auto st = make_private_dir(config.job_dir + "/members", config.uid, config.gid); !st)
-                return st.error();
-            std::ofstream(config.job_dir + "/members/" + std::to_string(s.pid_));
+        prune_members(config.dir);
+        // Starts only what is not running: the first rank starts all, a later one restarts
+        // nothing unless a daemon is missing.
+        auto started = start_daemons(config, instances);
+        if (!started) {
+            // Nothing half-started stays behind when no other rank uses the daemons.
+            if (prune_members(config.dir).empty()) (void)stop_daemons(config);
+            return started.error();
         }
+        s.warnings_ = started->warnings;
+        if (auto st = make_private_dir(config.dir + "/members"); !st) return st.error();
+        std::ofstream(config.dir + "/members/" + std::to_string(s.pid_));
     }
     s.joined_ = true;
     if (auto st = wait_ready(config, instances); !st) {
@@ -106,12 +154,17 @@ Status MpsSession::leave() {
         return ok_status();
     }
     joined_ = false;
-    auto lock = JobLock::acquire(config_);
+    auto lock = StepLock::acquire(config_.dir);
     if (!lock) return lock.error();
     std::error_code ec;
-    fs::remove(config_.job_dir + "/members/" + std::to_string(pid_), ec);
-    if (!prune_members(config_.job_dir).empty()) return ok_status();
-    return stop_job(config_);
+    fs::remove(config_.dir + "/members/" + std::to_string(pid_), ec);
+    if (!prune_members(config_.dir).empty()) return ok_status();
+    auto r = stop_daemons(config_);
+    std::string errors;
+    for (const auto& n : r.survivors) errors += (errors.empty() ? "" : "; ") + n;
+    fs::remove_all(config_.dir, ec);
+    if (!errors.empty()) return Error{errors};
+    return ok_status();
 }
 
 }  // namespace xpart::launch

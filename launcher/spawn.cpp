@@ -11,6 +11,8 @@
 #include <cstring>
 #include <thread>
 
+extern char** environ;
+
 namespace xpart::launch {
 namespace {
 
@@ -31,10 +33,68 @@ int decode(int status) {
     return -1;
 }
 
+// The child's side of a fork that execs as another user: default signals, empty mask.
+void reset_signals() {
+    sigset_t none;
+    sigemptyset(&none);
+    for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
+// execvpe searches the caller's PATH, which posix_spawnp does too.
+[[noreturn]] void exec_or_die(Argv& a, int report_fd) {
+    execvpe(a.argv[0], a.argv.data(), a.envp.data());
+    int err = errno;
+    if (report_fd >= 0) {
+        ssize_t w = write(report_fd, &err, sizeof err);
+        (void)w;
+    }
+    _exit(127);
+}
+
+// fork+exec for a child that must become another user first (posix_spawn cannot setuid).
+Result<pid_t> spawn_as(Argv& a, int in_fd, int out_fd, const Credentials& as) {
+    int status_pipe[2];
+    if (pipe2(status_pipe, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + std::strerror(errno)};
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(status_pipe[0]);
+        close(status_pipe[1]);
+        return Error{std::string("fork: ") + std::strerror(errno)};
+    }
+    if (pid == 0) {
+        reset_signals();
+        int devnull = open("/dev/null", O_RDWR);
+        dup2(in_fd >= 0 ? in_fd : devnull, 0);
+        dup2(out_fd >= 0 ? out_fd : devnull, 1);
+        dup2(out_fd >= 0 ? out_fd : devnull, 2);
+        if (!become(as)) {
+            int err = EPERM;
+            ssize_t w = write(status_pipe[1], &err, sizeof err);
+            (void)w;
+            _exit(126);
+        }
+        exec_or_die(a, status_pipe[1]);
+    }
+    close(status_pipe[1]);
+    int err = 0;
+    ssize_t n;
+    while ((n = read(status_pipe[0], &err, sizeof err)) < 0 && errno == EINTR) {
+    }
+    close(status_pipe[0]);
+    if (n == static_cast<ssize_t>(sizeof err)) {
+        waitpid(pid, nullptr, 0);
+        return Error{a.args[0] + ": cannot run as uid " + std::to_string(as.uid) + ": " +
+                     std::strerror(err)};
+    }
+    return pid;
+}
+
 Result<pid_t> spawn(const std::vector<std::string>& argv, const EnvMap& env, int in_fd,
-                    int out_fd) {
+                    int out_fd, const Credentials* as = nullptr) {
     if (argv.empty()) return Error{"spawn: empty command"};
     Argv a(argv, env);
+    if (as) return spawn_as(a, in_fd, out_fd, *as);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     if (in_fd >= 0)
@@ -89,7 +149,8 @@ Result<int> wait_child(pid_t pid, std::chrono::steady_clock::time_point deadline
 }
 
 Result<SpawnResult> run_with_input(const std::vector<std::string>& argv, const EnvMap& env,
-                                   const std::string& input, std::chrono::milliseconds timeout) {
+                                   const std::string& input, std::chrono::milliseconds timeout,
+                                   const Credentials* as) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     int in[2], out[2];
     if (pipe2(in, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + std::strerror(errno)};
@@ -98,7 +159,7 @@ Result<SpawnResult> run_with_input(const std::vector<std::string>& argv, const E
         close(in[1]);
         return Error{std::string("pipe: ") + std::strerror(errno)};
     }
-    auto pid = spawn(argv, env, in[0], out[1]);
+    auto pid = spawn(argv, env, in[0], out[1], as);
     close(in[0]);
     close(out[1]);
     if (!pid) {
@@ -143,6 +204,82 @@ Result<SpawnResult> run_with_input(const std::vector<std::string>& argv, const E
     if (!status) return status.error();
     result.exit_status = *status;
     return result;
+}
+
+Result<ProcessIdentity> spawn_daemon(const DaemonSpec& spec) {
+    if (spec.argv.empty()) return Error{"spawn: empty command"};
+    Argv a(spec.argv, spec.env);
+    const std::string what = spec.argv[0];
+    // report: the middle child sends the daemon's pid, the daemon an errno if it cannot exec
+    // (its end closes on exec). go: the caller lets the daemon exec once it has its identity.
+    int report[2], go[2];
+    if (pipe2(report, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + std::strerror(errno)};
+    if (pipe2(go, O_CLOEXEC) != 0) {
+        close(report[0]);
+        close(report[1]);
+        return Error{std::string("pipe: ") + std::strerror(errno)};
+    }
+    pid_t middle = fork();
+    if (middle < 0) {
+        for (int fd : {report[0], report[1], go[0], go[1]}) close(fd);
+        return Error{std::string("fork: ") + std::strerror(errno)};
+    }
+    if (middle == 0) {
+        close(report[0]);
+        close(go[1]);
+        setsid();
+        pid_t daemon = -1;
+        if (become(spec.as)) daemon = fork();
+        if (daemon == 0) {
+            char ok = 0;
+            if (read(go[0], &ok, 1) != 1 || ok != 'g') _exit(1);
+            reset_signals();
+            int err = 0;
+            int out = open(spec.output.c_str(),
+                           O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+            int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+            if (out < 0 || devnull < 0)
+                err = errno;
+            else if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0)
+                err = errno;
+            if (err == 0 && dup2(devnull, 0) >= 0 && dup2(out, 1) >= 0 && dup2(out, 2) >= 0)
+                exec_or_die(a, report[1]);
+            ssize_t w = write(report[1], &err, sizeof err);
+            (void)w;
+            _exit(126);
+        }
+        ssize_t w = write(report[1], &daemon, sizeof daemon);
+        (void)w;
+        _exit(daemon > 0 ? 0 : 1);
+    }
+    close(report[1]);
+    close(go[0]);
+    waitpid(middle, nullptr, 0);
+    auto fail = [&](const std::string& why) -> Result<ProcessIdentity> {
+        close(report[0]);
+        close(go[1]);
+        return Error{what + ": cannot start as uid " + std::to_string(spec.as.uid) + ": " + why};
+    };
+    pid_t daemon = -1;
+    if (read(report[0], &daemon, sizeof daemon) != static_cast<ssize_t>(sizeof daemon) || daemon <= 0)
+        return fail("could not become that user or fork");
+    auto id = identify(daemon);  // it waits on `go`: alive, and ours
+    if (!id) {
+        kill(daemon, SIGKILL);
+        return fail("it vanished before exec");
+    }
+    ssize_t w = write(go[1], "g", 1);
+    (void)w;
+    close(go[1]);
+    int err = 0;
+    ssize_t n;
+    while ((n = read(report[0], &err, sizeof err)) < 0 && errno == EINTR) {
+    }
+    close(report[0]);
+    if (n == static_cast<ssize_t>(sizeof err))
+        return Error{what + ": cannot start as uid " + std::to_string(spec.as.uid) + " (output " +
+                     spec.output + ", directory " + spec.cwd + "): " + std::strerror(err)};
+    return *id;
 }
 
 }  // namespace xpart::launch

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "launcher/credentials.hpp"
 #include "launcher/env_map.hpp"
+#include "launcher/process_identity.hpp"
 #include "libxpart/result.hpp"
 
 namespace xpart::launch {
@@ -26,8 +28,21 @@ Result<int> wait_child(pid_t pid, std::chrono::steady_clock::time_point deadline
                        const std::string& what);
 
 // Runs argv with `input` on stdin; Error when it cannot start or runs past `timeout` (then it
-// is killed).
+// is killed). With `as`, the child becomes that user before it execs.
 Result<SpawnResult> run_with_input(const std::vector<std::string>& argv, const EnvMap& env,
-                                   const std::string& input, std::chrono::milliseconds timeout);
+                                   const std::string& input, std::chrono::milliseconds timeout,
+                                   const Credentials* as = nullptr);
+
+struct DaemonSpec {
+    std::vector<std::string> argv;  // argv[0] searched in PATH
+    EnvMap env;                     // the whole environment: nothing of the caller's leaks in
+    Credentials as;                 // the daemon runs as this user (and in its own session)
+    std::string output;             // stdout+stderr appended here, opened as `as` (no symlink)
+    std::string cwd;                // opened as `as` too
+};
+// Starts a daemon that outlives the caller (double fork, new session). Its identity is taken
+// while it waits, before exec, for the caller's go-ahead: the pid cannot be a reused one.
+// Error when it could not become the user, open its output or exec.
+Result<ProcessIdentity> spawn_daemon(const DaemonSpec& spec);
 
 }  // namespace xpart::launch

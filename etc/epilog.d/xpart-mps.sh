@@ -1,13 +1,15 @@
 #!/bin/bash
-# Slurm Epilog hook: quit the job's CUDA MPS control daemons and remove their directories,
-# whether the Prolog started them (`xpart mps start`) or the job's ranks did
-# (`xpart launch --mps`, when a killed rank could not be the last one out). Then remove stale
-# directories of jobs whose daemons are all gone. Runs for every job: with no daemons it is a
-# no-op. Install it as (or call it from) the node's Epilog in slurm.conf.
+# Slurm Epilog hook (runs as root in slurmd): stop the job's CUDA MPS control daemons and
+# remove the job's directory /run/xpart/job_<id>, whether the Prolog started the daemons
+# (`xpart mps start`) or the job's ranks did (`xpart launch --mps`, when a killed rank could
+# not be the last one out). Runs for every job: with nothing there it is a no-op. Install it
+# as (or call it from) the node's Epilog in slurm.conf.
 #
-# Reads SLURM_JOB_ID and SLURM_JOB_UID (set by Slurm in the Epilog environment).
-# Exit non-zero only when a daemon could not be stopped: Slurm then drains the node, which is
-# right, since a leftover daemon would serve the next job with the previous user's server.
+# Root signals only daemons it recorded itself and that are still the same processes (pid,
+# start time, uid); the ranks' daemons are stopped by a child that became the job's user.
+# Reads SLURM_JOB_ID, SLURM_JOB_UID and SLURM_JOB_GID (set by slurmd; users cannot).
+# Exits non-zero only when a daemon root started survives SIGKILL: the node is then unsafe
+# for the next job and draining it is right. Whatever a user did is one line in slurmd's log.
 set -u
 
 [ -r /etc/default/xpart-mps ] && . /etc/default/xpart-mps

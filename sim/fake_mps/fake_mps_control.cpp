@@ -1,11 +1,17 @@
-// A fake nvidia-cuda-mps-control that behaves like the real one for what xpart uses, so the
-// MPS lifecycle runs end to end without a GPU:
-//   -d   daemonize (fork, setsid, parent exits 0 once the control socket listens), write
-//        nvidia-cuda-mps-control.pid into $CUDA_MPS_PIPE_DIRECTORY, log to
+// A fake nvidia-cuda-mps-control that behaves like NVIDIA's real one (535, checked on a
+// machine without a GPU) in everything xpart sees, and adds what needs a GPU: a server that
+// stays up and serves.
+//   -f   foreground: log lines on stdout, like the real daemon;
+//   -d   daemonize (fork, setsid, the parent exits 0 once detached), log to
 //        $CUDA_MPS_LOG_DIRECTORY/control.log;
-//   -f   the same in the foreground;
 //   none a client: each stdin line is one command relayed over the "control" unix socket in
-//        the pipe directory, the daemon's answer is printed.
+//        the pipe directory, the daemon's answer printed; no daemon: "Cannot find MPS control
+//        daemon process", exit 1.
+// Like the real daemon it writes NO pid file; the pipe directory (made if missing) holds
+// `control` (socket, 0666), `control_lock` (0666, flocked while a daemon runs: a second one
+// says "An instance of this daemon is already running" and exits 1), `control_privileged`
+// (socket, 0755) and `log` (fifo). quit removes only the fifo; a SIGKILLed daemon leaves all.
+// Log lines: "[YYYY-mm-dd HH:MM:SS.mmm Control <pid>] Cmd:quit".
 // Commands: quit, get_server_list, get_client_list <pid>, start_server -uid <uid>,
 // set_default_active_thread_percentage <p>, get_default_active_thread_percentage.
 // A started "server" is a real child process (it sleeps), so get_server_list lists real pids.
@@ -15,7 +21,9 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,8 +39,6 @@
 #include <string>
 
 namespace {
-
-const char* kPidFile = "nvidia-cuda-mps-control.pid";
 
 std::string env_or(const char* name, const char* fallback) {
     const char* v = std::getenv(name);
@@ -68,14 +74,15 @@ private:
 };
 
 void Daemon::log(const std::string& what) {
+    timeval tv;
+    gettimeofday(&tv, nullptr);
     char stamp[64];
-    std::time_t now = std::time(nullptr);
-    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
-    if (log_) {
-        std::fprintf(log_, "[%s] %s\n", stamp, what.c_str());
-        std::fflush(log_);
-    }
-    if (foreground_) std::fprintf(stderr, "[%s] %s\n", stamp, what.c_str());
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", std::localtime(&tv.tv_sec));
+    FILE* out = foreground_ ? stdout : log_;
+    if (!out) return;
+    std::fprintf(out, "[%s.%03ld Control %6d] %s\n", stamp, static_cast<long>(tv.tv_usec / 1000),
+                 getpid(), what.c_str());
+    std::fflush(out);
 }
 
 void Daemon::reap() {
@@ -84,7 +91,7 @@ void Daemon::reap() {
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
         for (auto it = servers_.begin(); it != servers_.end(); ++it)
             if (it->second == pid) {
-                log("Server " + std::to_string(pid) + " exited");
+                log("Server " + std::to_string(pid) + " exited with status 0");
                 servers_.erase(it);
                 break;
             }
@@ -94,7 +101,9 @@ std::string Daemon::handle(const std::string& line, bool& quit) {
     std::istringstream in(line);
     std::string cmd;
     in >> cmd;
-    log("CMD: " + line);
+    log("Accepting connection...");
+    log("NEW UI");
+    log("Cmd:" + line);
     if (cmd == "quit") {
         quit = true;
         return "";
@@ -153,38 +162,32 @@ void Daemon::shutdown() {
     for (const auto& [uid, pid] : servers_) kill(pid, SIGTERM);
     for (const auto& [uid, pid] : servers_) waitpid(pid, nullptr, 0);
     servers_.clear();
-    unlink((pipe_dir() + "/control").c_str());
-    unlink((pipe_dir() + "/" + kPidFile).c_str());
-    log("Exit");
+    // Like the real daemon: the sockets and the lock file stay, the fifo goes.
+    unlink((pipe_dir() + "/log").c_str());
+    log("Exit with status 0");
 }
 
 int Daemon::run(bool foreground) {
     foreground_ = foreground;
-    const std::string pid_path = pipe_dir() + "/" + kPidFile;
-    // Like the real daemon: refuse to start over a live instance; a stale pid file is replaced.
-    if (FILE* f = std::fopen(pid_path.c_str(), "r")) {
-        long old = 0;
-        bool live = std::fscanf(f, "%ld", &old) == 1 && old > 0 && kill(static_cast<pid_t>(old), 0) == 0;
-        std::fclose(f);
-        if (live) {
-            std::fprintf(stderr, "An instance of this daemon is already running\n");
+    mkdir(pipe_dir().c_str(), 0755);
+    // The real daemon's instance lock: held for the daemon's life.
+    int lock = open((pipe_dir() + "/control_lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (lock < 0) {
+        std::fprintf(stderr, "Cannot open %s/control_lock: %s\n", pipe_dir().c_str(), std::strerror(errno));
+        return 1;
+    }
+    fchmod(lock, 0666);
+    if (flock(lock, LOCK_EX | LOCK_NB) != 0) {
+        std::fprintf(stderr, "An instance of this daemon is already running\n");
+        return 1;
+    }
+    if (!foreground) {
+        log_ = std::fopen((log_dir() + "/control.log").c_str(), "a");
+        if (!log_) {
+            std::fprintf(stderr, "Cannot open %s/control.log: %s\n", log_dir().c_str(), std::strerror(errno));
             return 1;
         }
-    }
-    struct stat st;
-    if (stat(pipe_dir().c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-        std::fprintf(stderr, "Cannot use pipe directory %s: %s\n", pipe_dir().c_str(),
-                     std::strerror(errno ? errno : ENOTDIR));
-        return 1;
-    }
-    log_ = std::fopen((log_dir() + "/control.log").c_str(), "a");
-    if (!log_) {
-        std::fprintf(stderr, "Cannot open %s/control.log: %s\n", log_dir().c_str(), std::strerror(errno));
-        return 1;
-    }
-
-    int ready[2] = {-1, -1};
-    if (!foreground) {
+        int ready[2];
         if (pipe(ready) != 0) return 1;
         pid_t child = fork();
         if (child < 0) return 1;
@@ -203,16 +206,9 @@ int Daemon::run(bool foreground) {
         dup2(devnull, 1);
         dup2(devnull, 2);
         if (devnull > 2) close(devnull);
-        // Like the real `-d`: return once daemonized; readiness shows on the control socket.
         ssize_t n = write(ready[1], "y", 1);
         (void)n;
         close(ready[1]);
-        ready[1] = -1;
-    }
-    // The pid file comes first, the control socket when the daemon is ready to answer.
-    if (FILE* f = std::fopen(pid_path.c_str(), "w")) {
-        std::fprintf(f, "%d\n", getpid());
-        std::fclose(f);
     }
     if (const char* d = std::getenv("FAKE_MPS_START_DELAY_MS")) usleep(static_cast<useconds_t>(std::atoi(d)) * 1000);
 
@@ -224,8 +220,22 @@ int Daemon::run(bool foreground) {
         log(std::string("Cannot listen on ") + addr.sun_path + ": " + std::strerror(errno));
         return 1;
     }
-    log("Control daemon started, pid " + std::to_string(getpid()) + ", device " +
-        env_or("CUDA_VISIBLE_DEVICES", "(all)"));
+    chmod(addr.sun_path, 0666);
+    // The privileged socket and the log fifo exist as with the real daemon; nothing uses them.
+    sockaddr_un priv = addr;
+    std::snprintf(priv.sun_path, sizeof priv.sun_path, "%s/control_privileged", pipe_dir().c_str());
+    unlink(priv.sun_path);
+    int priv_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (priv_fd >= 0 && bind(priv_fd, reinterpret_cast<sockaddr*>(&priv), sizeof priv) == 0) {
+        listen(priv_fd, 1);
+        chmod(priv.sun_path, 0755);
+    }
+    const std::string fifo = pipe_dir() + "/log";
+    unlink(fifo.c_str());
+    mkfifo(fifo.c_str(), 0777);
+    chmod(fifo.c_str(), 0777);
+    log("Starting control daemon using socket " + std::string(addr.sun_path));
+    log("To connect CUDA applications to this daemon, set env CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir());
 
     signal(SIGPIPE, SIG_IGN);
     sigset_t term;
@@ -254,6 +264,7 @@ int Daemon::run(bool foreground) {
         ssize_t w = write(c, answer.data(), answer.size());
         (void)w;
         close(c);
+        log("UI closed");
     }
     close(listen_fd_);
     shutdown();

@@ -1,5 +1,7 @@
-// The MPS lifecycle against the fake nvidia-cuda-mps-control: real daemons, real sockets,
-// real pid files, in a private temp directory.
+// The MPS lifecycle against real daemons, real sockets and real processes in a private temp
+// directory: the fake nvidia-cuda-mps-control always, and NVIDIA's real one (Debian non-free,
+// unpacked by scripts/nvidia-nonfree into $XPART_NVIDIA_NONFREE) where it is there; it runs
+// without a GPU, but then its servers exit at once, which the tests expect of it.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -10,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "launcher/mps_session.hpp"
@@ -24,6 +27,10 @@ std::string fake_control() {
     const char* b = std::getenv("XPART_BUILDDIR");
     return std::string(b ? b : ".") + "/sim/fake_mps/nvidia-cuda-mps-control";
 }
+std::string real_control() {
+    const char* r = std::getenv("XPART_NVIDIA_NONFREE");
+    return r && *r ? std::string(r) + "/usr/bin/nvidia-cuda-mps-control" : std::string();
+}
 
 #define EXPECT_OK(expr)                                       \
     do {                                                      \
@@ -31,135 +38,270 @@ std::string fake_control() {
         ASSERT_TRUE(status_.ok()) << status_.error().message; \
     } while (0)
 
-// Running and not a zombie (an exited daemon may wait for a reaper that never comes here).
-bool pid_alive(pid_t pid) {
-    if (pid <= 0 || kill(pid, 0) != 0) return false;
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    auto paren = line.rfind(')');
-    return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
-}
-
-// Daemons leave a zombie-free process table only after they exit: poll briefly.
-bool gone_soon(pid_t pid) {
-    for (int i = 0; i < 500 && pid_alive(pid); ++i)
+bool gone_soon(const ProcessIdentity& p) {
+    for (int i = 0; i < 1000 && still_running(p); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    return !pid_alive(pid);
+    return !still_running(p);
 }
 
-class MpsTest : public ::testing::Test {
+std::map<std::string, std::string> environ_of(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/environ");
+    std::map<std::string, std::string> env;
+    std::string entry;
+    while (std::getline(in, entry, '\0')) {
+        auto eq = entry.find('=');
+        if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+    }
+    return env;
+}
+
+std::set<std::string> entries(const std::string& dir) {
+    std::set<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) out.insert(e.path().filename());
+    return out;
+}
+
+std::vector<MpsInstance> instances(int n) {
+    std::vector<MpsInstance> out;
+    for (int i = 0; i < n; ++i) out.push_back({"gpu0-gi" + std::to_string(7 + i), fixtures::mig_uuid(0, 7 + i)});
+    return out;
+}
+
+// A private temp directory (short: socket paths must stay under 108 bytes), removed after.
+class TempDirTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        char tmpl[] = "/tmp/xpl-XXXXXX";  // short: socket paths must stay under 108 bytes
+        char tmpl[] = "/tmp/xpl-XXXXXX";
         ASSERT_NE(mkdtemp(tmpl), nullptr);
         base_ = tmpl;
-        config_.control = fake_control();
-        config_.job_dir = base_ + "/job-1.0";
-        config_.uid = getuid();
-        config_.gid = getgid();
-        config_.timeout = std::chrono::milliseconds(5000);
-        ASSERT_TRUE(fs::exists(config_.control)) << config_.control;
     }
     void TearDown() override {
-        // Whatever a failed test left running is stopped here.
-        (void)stop_job(config_);
         std::error_code ec;
         fs::remove_all(base_, ec);
     }
-    std::vector<MpsInstance> instances(int n) {
-        std::vector<MpsInstance> out;
-        for (int i = 0; i < n; ++i)
-            out.push_back({"gpu0-gi" + std::to_string(7 + i), fixtures::mig_uuid(0, 7 + i)});
+    std::string base_;
+};
+
+// One daemon-lifecycle fixture, run against the fake and the real control daemon.
+class MpsDaemonTest : public TempDirTest, public ::testing::WithParamInterface<std::string> {
+protected:
+    void SetUp() override {
+        TempDirTest::SetUp();
+        real_ = GetParam() == "real";
+        config_.control = real_ ? real_control() : fake_control();
+        if (config_.control.empty()) GTEST_SKIP() << "XPART_NVIDIA_NONFREE unset (scripts/nvidia-nonfree)";
+        ASSERT_TRUE(fs::exists(config_.control)) << config_.control;
+        config_.dir = base_ + "/step";
+        ASSERT_EQ(mkdir(config_.dir.c_str(), 0700), 0);
+        config_.records = file_record_store(config_.dir + "/daemons");
+        config_.user = current_credentials();
+        config_.timeout = std::chrono::milliseconds(5000);
+    }
+    void TearDown() override {
+        if (!config_.control.empty()) (void)stop_daemons(config_);  // whatever a failed test left
+        TempDirTest::TearDown();
+    }
+    std::vector<ProcessIdentity> live() {
+        std::vector<ProcessIdentity> out;
+        auto states = daemon_states(config_, false);
+        if (states)
+            for (const auto& s : *states)
+                if (s.alive) out.push_back(s.record.process);
         return out;
     }
-    int live_daemons() {
-        int n = 0;
-        for (const auto& s : daemon_states(config_, false)) n += s.alive;
-        return n;
-    }
-    std::string base_;
+    bool real_ = false;
     MpsConfig config_;
 };
 
-TEST_F(MpsTest, StartStatusStop) {
-    auto inst = instances(2);
-    EXPECT_OK(start_daemons(config_, inst));
+INSTANTIATE_TEST_SUITE_P(Daemons, MpsDaemonTest, ::testing::Values("fake", "real"),
+                         [](const auto& info) { return info.param; });
+
+TEST_P(MpsDaemonTest, StartStatusStop) {
+    auto report = start_daemons(config_, instances(2));
+    ASSERT_TRUE(report.ok()) << report.error().message;
+    // Without a GPU the real daemon's server exits at once: said once per daemon, not fatal.
+    EXPECT_EQ(report->warnings.size(), real_ ? 2u : 0u);
+    if (real_) {
+        EXPECT_NE(report->warnings[0].find("did not stay up"), std::string::npos) << report->warnings[0];
+    }
     auto states = daemon_states(config_, true);
-    ASSERT_EQ(states.size(), 2u);
-    std::vector<pid_t> pids;
-    for (const auto& s : states) {
-        EXPECT_TRUE(s.alive) << s.instance;
-        EXPECT_TRUE(s.answers) << s.instance;
-        EXPECT_FALSE(s.servers.empty()) << "start_server -uid was not run for " << s.instance;
-        pids.push_back(s.pid);
-        for (const auto& d : {mps_pipe_dir(config_, s.instance), mps_log_dir(config_, s.instance)}) {
+    ASSERT_TRUE(states.ok());
+    ASSERT_EQ(states->size(), 2u);
+    std::vector<ProcessIdentity> daemons;
+    for (const auto& s : *states) {
+        EXPECT_TRUE(s.alive) << s.record.instance;
+        EXPECT_TRUE(s.answers) << s.record.instance;
+        EXPECT_EQ(s.servers.empty(), real_) << s.record.instance;
+        daemons.push_back(s.record.process);
+        for (const auto& d : {mps_pipe_dir(config_, s.record.instance), mps_log_dir(config_, s.record.instance)}) {
             struct stat st;
             ASSERT_EQ(stat(d.c_str(), &st), 0) << d;
             EXPECT_EQ(st.st_mode & 0777, 0700u) << d;
-            EXPECT_EQ(st.st_uid, getuid());
+            EXPECT_EQ(st.st_uid, geteuid());
         }
+        // The whole environment of the daemon: its device and directories, nothing inherited.
+        auto env = environ_of(s.record.process.pid);
+        EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], s.record.uuid);
+        EXPECT_EQ(env["CUDA_MPS_PIPE_DIRECTORY"], mps_pipe_dir(config_, s.record.instance));
+        EXPECT_EQ(env.size(), 4u) << "PATH and the three MPS variables only";
+        // The real daemon's files (no pid file), and its log where xpart put it.
+        EXPECT_EQ(entries(mps_pipe_dir(config_, s.record.instance)),
+                  (std::set<std::string>{"control", "control_lock", "control_privileged", "log"}));
+        std::ifstream log(mps_log_dir(config_, s.record.instance) + "/control.log");
+        std::string first;
+        std::getline(log, first);
+        EXPECT_NE(first.find("Starting control daemon using socket " +
+                             mps_pipe_dir(config_, s.record.instance) + "/control"),
+                  std::string::npos)
+            << first;
     }
-    EXPECT_EQ(states[0].uuid, fixtures::mig_uuid(0, 7));
-    // Each daemon serves exactly its own instance.
-    std::ifstream log(mps_log_dir(config_, "gpu0-gi8") + "/control.log");
-    std::string first;
-    std::getline(log, first);
-    EXPECT_NE(first.find("device " + fixtures::mig_uuid(0, 8)), std::string::npos) << first;
+    EXPECT_EQ((*states)[0].record.uuid, fixtures::mig_uuid(0, 7));
 
-    ASSERT_TRUE(stop_job(config_).ok());
-    for (pid_t p : pids) EXPECT_TRUE(gone_soon(p)) << p;
-    EXPECT_FALSE(fs::exists(config_.job_dir));
+    auto stopped = stop_daemons(config_);
+    EXPECT_TRUE(stopped.survivors.empty());
+    EXPECT_TRUE(stopped.notes.empty()) << stopped.notes[0];
+    for (const auto& p : daemons) EXPECT_TRUE(gone_soon(p)) << "daemon " << p.pid << " did not exit";
+    EXPECT_EQ(entries(config_.dir), (std::set<std::string>{"daemons"}));
 }
 
-TEST_F(MpsTest, SevenInstancesStartInParallel) {
+TEST_P(MpsDaemonTest, SevenInstancesStartInParallel) {
     EXPECT_OK(start_daemons(config_, instances(7)));
-    EXPECT_EQ(live_daemons(), 7);
+    auto first = live();
+    EXPECT_EQ(first.size(), 7u);
     EXPECT_OK(start_daemons(config_, instances(7)));  // idempotent: nothing doubles
-    EXPECT_EQ(live_daemons(), 7);
+    auto second = live();
+    ASSERT_EQ(second.size(), 7u);
+    for (std::size_t i = 0; i < 7; ++i) EXPECT_EQ(second[i].pid, first[i].pid);
 }
 
-TEST_F(MpsTest, DeadDaemonIsReportedNotWaitedFor) {
+TEST_P(MpsDaemonTest, KilledDaemonIsReportedAndRestartedOverItsSockets) {
     auto inst = instances(1);
     EXPECT_OK(start_daemons(config_, inst));
-    pid_t pid = live_daemon_pid(config_, "gpu0-gi7");
-    ASSERT_GT(pid, 0);
-    kill(pid, SIGKILL);
-    ASSERT_TRUE(gone_soon(pid));
-    EXPECT_EQ(live_daemon_pid(config_, "gpu0-gi7"), -1);
+    auto daemon = live_daemon(config_, "gpu0-gi7");
+    ASSERT_TRUE(daemon);
+    kill(daemon->pid, SIGKILL);
+    ASSERT_TRUE(gone_soon(*daemon));
+    EXPECT_FALSE(live_daemon(config_, "gpu0-gi7"));
+    EXPECT_TRUE(fs::exists(mps_pipe_dir(config_, "gpu0-gi7") + "/control")) << "a SIGKILLed daemon leaves its socket";
     auto start = std::chrono::steady_clock::now();
     auto r = wait_ready(config_, inst);
     ASSERT_FALSE(r.ok());
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
-    EXPECT_NE(r.error().message.find("(pid " + std::to_string(pid) + ") died; see " +
+    EXPECT_NE(r.error().message.find("(pid " + std::to_string(daemon->pid) + ") exited; see " +
                                      mps_log_dir(config_, "gpu0-gi7") + "/control.log"),
               std::string::npos)
         << r.error().message;
+    // Crash recovery: a new start replaces the dead one over its stale files.
+    EXPECT_OK(start_daemons(config_, inst));
+    auto again = live_daemon(config_, "gpu0-gi7");
+    ASSERT_TRUE(again);
+    EXPECT_NE(again->pid, daemon->pid);
+    EXPECT_OK(wait_ready(config_, inst));
 }
 
-TEST_F(MpsTest, SlowDaemonTimesOutClearly) {
-    setenv("FAKE_MPS_START_DELAY_MS", "3000", 1);
-    config_.timeout = std::chrono::milliseconds(300);
-    auto r = start_daemons(config_, instances(1));
-    unsetenv("FAKE_MPS_START_DELAY_MS");
-    ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.error().message.find("did not answer within 300 ms"), std::string::npos)
-        << r.error().message;
-    config_.timeout = std::chrono::milliseconds(5000);
-}
-
-TEST_F(MpsTest, MissingControlProgram) {
+TEST_P(MpsDaemonTest, MissingControlProgramFailsAndLeavesNothingRunning) {
     config_.control = base_ + "/no-such-mps-control";
-    auto r = start_daemons(config_, instances(1));
+    auto r = start_daemons(config_, instances(2));
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.error().message.find("cannot run"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("cannot start as uid"), std::string::npos) << r.error().message;
+    EXPECT_TRUE(live().empty());
+}
+
+TEST_F(TempDirTest, SlowDaemonTimesOutClearlyAndIsStopped) {
+    MpsConfig c;
+    c.control = fake_control();
+    c.dir = base_;
+    c.records = file_record_store(base_ + "/daemons");
+    c.user = current_credentials();
+    c.timeout = std::chrono::milliseconds(300);
+    c.extra_env["FAKE_MPS_START_DELAY_MS"] = "3000";
+    auto r = start_daemons(c, instances(1));
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("did not answer within 300 ms"), std::string::npos) << r.error().message;
+    auto states = daemon_states(c, false);
+    ASSERT_TRUE(states.ok());
+    for (const auto& s : *states) EXPECT_FALSE(s.alive) << "a failed start leaves no daemon";
+}
+
+// A process the test owns, recorded as if it were a daemon.
+struct Sleeper {
+    pid_t pid = -1;
+    Sleeper() {
+        pid = fork();
+        if (pid == 0) {
+            signal(SIGTERM, SIG_IGN);
+            execlp("sleep", "sleep", "30", static_cast<char*>(nullptr));
+            _exit(127);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past exec
+    }
+    ~Sleeper() {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+    }
+    bool running() const { return identify(pid).has_value(); }
+};
+
+TEST_F(TempDirTest, StopSignalsOnlyTheVeryProcessRecorded) {
+    MpsConfig c;
+    c.control = fake_control();
+    c.dir = base_;
+    c.records = file_record_store(base_ + "/daemons");
+    c.user = current_credentials();
+    c.timeout = std::chrono::milliseconds(200);
+    Sleeper bystander, wedged;
+    auto wrong_start = *identify(bystander.pid);
+    wrong_start.start_time += 1;  // the pid of a record written before the pid was reused
+    auto wedged_id = *identify(wedged.pid);
+    {
+        auto s = c.records.write(format_records({{"gpu0-gi7", "MIG-a", wrong_start}, {"gpu0-gi8", "MIG-b", wedged_id}}));
+        ASSERT_TRUE(s.ok());
+    }
+    auto r = stop_daemons(c);
+    EXPECT_TRUE(bystander.running()) << "a pid whose start time differs is someone else's";
+    // The recorded one ignores quit (it is no daemon at all): killed, and said so.
+    int status = 0;
+    ASSERT_EQ(waitpid(wedged.pid, &status, 0), wedged.pid);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    ASSERT_FALSE(r.notes.empty());
+    EXPECT_NE(r.notes.back().find("ignored quit; killed"), std::string::npos) << r.notes.back();
+    EXPECT_TRUE(r.survivors.empty());
+}
+
+TEST(MpsRecordsTest, MalformedRecordsAreOneClearError) {
+    struct Case {
+        const char* text;
+        bool ok;
+    } cases[] = {
+        {"gpu0-gi7 MIG-x 123 456 1000\n", true},
+        {"\ngpu2 GPU-y 1 2 0\n\n", true},
+        {"gpu0-gi7 MIG-x 123 456\n", false},        // uid missing
+        {"gpu0-gi7 MIG-x 123 456 1000 9\n", false},  // trailing field
+        {"../etc MIG-x 1 2 3\n", false},            // not an instance name
+        {"gpu0/../x MIG-x 1 2 3\n", false},
+        {"gpu0-gi7 MIG-x -1 2 3\n", false},
+        {"gpu0-gi7 MIG-x 0 2 3\n", false},
+    };
+    for (const auto& c : cases) {
+        auto r = parse_records(c.text, "recs");
+        EXPECT_EQ(r.ok(), c.ok) << c.text;
+        if (!r.ok()) {
+            EXPECT_EQ(r.error().message.rfind("recs:", 0), 0u) << r.error().message;
+        }
+    }
+    std::vector<MpsDaemonRecord> recs{{"gpu1-gi3", "MIG-u", {42, 4242, 1001}}};
+    auto back = parse_records(format_records(recs), "recs");
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ((*back)[0].process.start_time, 4242u);
+    EXPECT_EQ((*back)[0].process.uid, 1001u);
 }
 
 // Ranks as forked processes: each joins, waits for a go, leaves.
-pid_t fork_rank(const MpsConfig& c, const std::vector<MpsInstance>& inst, int go_fd, int ready_fd) {
+pid_t fork_rank(const MpsConfig& c, bool managed, const std::vector<MpsInstance>& inst, int go_fd, int ready_fd) {
     pid_t pid = fork();
     if (pid == 0) {
-        auto s = MpsSession::join(c, inst);
+        auto s = MpsSession::join(c, managed, inst);
         char ok = s.ok() ? 'y' : 'n';
         if (write(ready_fd, &ok, 1) != 1) _exit(3);
         if (!s.ok()) _exit(1);
@@ -170,91 +312,160 @@ pid_t fork_rank(const MpsConfig& c, const std::vector<MpsInstance>& inst, int go
     return pid;
 }
 
-TEST_F(MpsTest, LastRankOutStopsDaemonsAlsoWhenOneWasKilled) {
+class MpsJobTest : public TempDirTest {
+protected:
+    void SetUp() override {
+        TempDirTest::SetUp();
+        options_.run_dir = base_ + "/run";
+        options_.control = fake_control();
+        options_.timeout = std::chrono::milliseconds(5000);
+    }
+    void TearDown() override {
+        (void)stop_job_daemons(options_, "7", nullptr);
+        TempDirTest::TearDown();
+    }
+    MpsJobOptions options_;
+};
+
+TEST_F(MpsJobTest, LastRankOutStopsTheDaemonsAlsoWhenOneRankWasKilled) {
+    ASSERT_TRUE(prepare_job(options_, "7", current_credentials()).ok());
+    bool managed = true;
+    auto c = rank_mps_config(options_, "7", "7.0", managed);
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    EXPECT_FALSE(managed);
+    EXPECT_EQ(c->dir, options_.run_dir + "/job_7/user/step_0");
     auto inst = instances(3);
     int go[2], ready[2];
     ASSERT_EQ(pipe(go), 0);
     ASSERT_EQ(pipe(ready), 0);
     std::vector<pid_t> ranks;
-    for (int r = 0; r < 4; ++r) ranks.push_back(fork_rank(config_, inst, go[0], ready[1]));
+    for (int r = 0; r < 4; ++r) ranks.push_back(fork_rank(*c, false, inst, go[0], ready[1]));
     for (int r = 0; r < 4; ++r) {
         char ok = 0;
         ASSERT_EQ(read(ready[0], &ok, 1), 1);
         ASSERT_EQ(ok, 'y');
     }
-    EXPECT_EQ(live_daemons(), 3);  // one per instance, not one per rank
-    EXPECT_EQ(prune_members(config_.job_dir).size(), 4u);
-    // Rank 0 dies without leaving; ranks 1 and 2 leave: daemons must stay for rank 3.
+    auto states = daemon_states(*c, false);
+    ASSERT_TRUE(states.ok());
+    ASSERT_EQ(states->size(), 3u) << "one daemon per instance, not one per rank";
+    std::vector<ProcessIdentity> daemons;
+    for (const auto& s : *states) daemons.push_back(s.record.process);
+    EXPECT_EQ(prune_members(c->dir).size(), 4u);
+    // Rank 0 dies without leaving; ranks 1 and 2 leave: the daemons must stay for rank 3.
     kill(ranks[0], SIGKILL);
     waitpid(ranks[0], nullptr, 0);
     ASSERT_EQ(write(go[1], "gg", 2), 2);
     for (int r = 1; r <= 2; ++r) {
         int st = 0;
-        pid_t done = wait(&st);
-        ASSERT_TRUE(done == ranks[1] || done == ranks[2] || done == ranks[3]);
+        ASSERT_GT(wait(&st), 0);
         EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     }
-    EXPECT_EQ(live_daemons(), 3);
+    for (const auto& d : daemons) EXPECT_TRUE(still_running(d)) << d.pid;
     ASSERT_EQ(write(go[1], "g", 1), 1);
     int st = 0;
     ASSERT_GT(wait(&st), 0);
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-    EXPECT_FALSE(fs::exists(config_.job_dir)) << "the last rank out removes the directory";
+    for (const auto& d : daemons) EXPECT_TRUE(gone_soon(d)) << "daemon " << d.pid << " outlived the last rank";
     for (int fd : {go[0], go[1], ready[0], ready[1]}) close(fd);
 }
 
-TEST_F(MpsTest, ManagedDirectoryIsOnlyJoined) {
-    auto inst = instances(1);
-    ASSERT_TRUE(make_private_dir(config_.job_dir, config_.uid, config_.gid).ok());
-    std::ofstream(config_.job_dir + "/managed") << "test\n";
-    EXPECT_OK(start_daemons(config_, inst));
-    pid_t pid = live_daemon_pid(config_, "gpu0-gi7");
-    auto s = MpsSession::join(config_, inst);
+TEST_F(MpsJobTest, PrologDaemonsAreOnlyJoinedAndTheEpilogStopsThem) {
+    auto inst = instances(2);
+    auto started = start_job_daemons(options_, "7", current_credentials(), inst);
+    ASSERT_TRUE(started.ok()) << started.error().message;
+    bool managed = false;
+    auto c = rank_mps_config(options_, "7", "7.0", managed);
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    EXPECT_TRUE(managed);
+    auto daemon = live_daemon(*c, "gpu0-gi7");
+    ASSERT_TRUE(daemon);
+    auto s = MpsSession::join(*c, managed, inst);
     ASSERT_TRUE(s.ok()) << s.error().message;
-    EXPECT_TRUE(s->managed());
     ASSERT_TRUE(s->leave().ok());
-    EXPECT_EQ(live_daemon_pid(config_, "gpu0-gi7"), pid) << "a rank must not stop the Prolog's daemon";
+    EXPECT_TRUE(still_running(*daemon)) << "a rank must not stop the Prolog's daemon";
+    auto stopped = stop_job_daemons(options_, "7", nullptr);
+    EXPECT_TRUE(stopped.had_job_dir);
+    EXPECT_TRUE(stopped.survivors.empty());
+    EXPECT_TRUE(gone_soon(*daemon));
+    EXPECT_FALSE(fs::exists(options_.run_dir + "/job_7"));
 }
 
-TEST_F(MpsTest, CleanupRemovesOnlyStaleJobs) {
-    // A stale job: a pid file naming a process that is gone, a member that is gone.
-    pid_t dead = fork();
-    if (dead == 0) _exit(0);
-    waitpid(dead, nullptr, 0);
-    MpsConfig stale = config_;
-    stale.job_dir = base_ + "/job-2";
-    ASSERT_TRUE(make_private_dir(stale.job_dir, stale.uid, stale.gid).ok());
-    fs::create_directories(mps_pipe_dir(stale, "gpu1-gi3"));
-    fs::create_directories(stale.job_dir + "/members");
-    std::ofstream(mps_pipe_dir(stale, "gpu1-gi3") + "/nvidia-cuda-mps-control.pid") << dead << "\n";
-    std::ofstream(stale.job_dir + "/members/" + std::to_string(dead));
-    // A pid file naming a live process that is not an MPS daemon (pid reuse after a reboot).
-    MpsConfig reused = config_;
-    reused.job_dir = base_ + "/job-3";
-    fs::create_directories(mps_pipe_dir(reused, "gpu2"));
-    std::ofstream(mps_pipe_dir(reused, "gpu2") + "/nvidia-cuda-mps-control.pid") << getppid() << "\n";
-    // A live job.
-    EXPECT_OK(start_daemons(config_, instances(1)));
-
-    auto removed = cleanup_stale(base_, config_.control);
-    std::sort(removed.begin(), removed.end());
-    EXPECT_EQ(removed, (std::vector<std::string>{stale.job_dir, reused.job_dir}));
-    EXPECT_TRUE(fs::exists(config_.job_dir));
-    EXPECT_EQ(live_daemons(), 1);
+TEST_F(MpsJobTest, AFailedPrologStartIsTheRanksOneLine) {
+    options_.control = base_ + "/missing-control";
+    auto started = start_job_daemons(options_, "7", current_credentials(), instances(1));
+    ASSERT_FALSE(started.ok());
+    bool managed = false;
+    auto c = rank_mps_config(options_, "7", "7.0", managed);
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.error().message.rfind("MPS daemons of job 7 failed to start: MPS control daemon for ", 0), 0u)
+        << c.error().message;
 }
 
-TEST_F(MpsTest, PrivateDirRefusesForeignOrOpenDirectories) {
+TEST_F(MpsJobTest, CleanupFinishesOnlyJobsWhoseEpilogBegan) {
+    auto me = current_credentials();
+    // Job 7 runs; job 8's Epilog began and died; job 9's Epilog is at work (holds the lock).
+    ASSERT_TRUE(start_job_daemons(options_, "7", me, instances(1)).ok());
+    ASSERT_TRUE(start_job_daemons(options_, "8", me, instances(1)).ok());
+    ASSERT_TRUE(prepare_job(options_, "9", me).ok());
+    auto job8 = JobDir::open(options_.run_dir, "8");
+    ASSERT_TRUE(job8.ok() && *job8);
+    ASSERT_TRUE((*job8)->write_file("ended", "1\n").ok());
+    auto job8_daemon = live_daemon(managed_mps_config(**job8, options_), "gpu0-gi7");
+    ASSERT_TRUE(job8_daemon);
+    auto job9 = JobDir::open(options_.run_dir, "9");
+    ASSERT_TRUE(job9.ok() && *job9);
+    ASSERT_TRUE((*job9)->write_file("ended", "1\n").ok());
+    auto held = (*job9)->lock(true);
+    ASSERT_TRUE(held.ok() && *held);
+
+    auto removed = cleanup_ended_jobs(options_);
+    EXPECT_EQ(removed, (std::vector<std::string>{options_.run_dir + "/job_8"}));
+    EXPECT_TRUE(gone_soon(*job8_daemon));
+    EXPECT_TRUE(fs::exists(options_.run_dir + "/job_7/mps"));
+    EXPECT_TRUE(fs::exists(options_.run_dir + "/job_9"));
+    auto job7 = JobDir::open(options_.run_dir, "7");
+    ASSERT_TRUE(job7.ok() && *job7);
+    EXPECT_TRUE(live_daemon(managed_mps_config(**job7, options_), "gpu0-gi7"));
+}
+
+TEST_F(MpsJobTest, JobDirectoriesRefuseLinksOpenModesAndBadIds) {
+    auto me = current_credentials();
+    ASSERT_TRUE(prepare_job(options_, "7", me).ok());
+    struct stat st;
+    ASSERT_EQ(stat((options_.run_dir + "/job_7/user").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    // A link where a job directory should be.
+    ASSERT_EQ(symlink((options_.run_dir + "/job_7").c_str(), (options_.run_dir + "/job_8").c_str()), 0);
+    auto linked = JobDir::open(options_.run_dir, "8");
+    ASSERT_FALSE(linked.ok());
+    EXPECT_NE(linked.error().message.find("not a directory (a link?)"), std::string::npos) << linked.error().message;
+    // A job directory others can write to.
+    ASSERT_EQ(chmod((options_.run_dir + "/job_7").c_str(), 0777), 0);
+    auto open_mode = JobDir::open(options_.run_dir, "7");
+    ASSERT_FALSE(open_mode.ok());
+    EXPECT_NE(open_mode.error().message.find("is writable by others"), std::string::npos);
+    ASSERT_EQ(chmod((options_.run_dir + "/job_7").c_str(), 0755), 0);
+    // A user leaf opened to others.
+    ASSERT_EQ(chmod((options_.run_dir + "/job_7/user").c_str(), 0755), 0);
+    EXPECT_FALSE(JobDir::open(options_.run_dir, "7").ok());
+    ASSERT_EQ(chmod((options_.run_dir + "/job_7/user").c_str(), 0700), 0);
+    for (const char* bad : {"", "../7", "7/..", "a b", ".."}) {
+        auto r = JobDir::open(options_.run_dir, bad);
+        ASSERT_FALSE(r.ok()) << bad;
+        EXPECT_NE(r.error().message.find("is not valid"), std::string::npos) << r.error().message;
+    }
+}
+
+TEST_F(TempDirTest, PrivateDirRefusesLinksAndOpenDirectories) {
     std::string open_dir = base_ + "/open";
     ASSERT_EQ(mkdir(open_dir.c_str(), 0755), 0);
-    auto r = make_private_dir(open_dir, getuid(), getgid());
+    auto r = make_private_dir(open_dir);
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.error().message.find("is open to others"), std::string::npos);
     std::string link = base_ + "/link";
     ASSERT_EQ(symlink(open_dir.c_str(), link.c_str()), 0);
-    EXPECT_FALSE(make_private_dir(link, getuid(), getgid()).ok());
-    auto foreign = make_private_dir(base_, getuid() + 1, getgid());
-    ASSERT_FALSE(foreign.ok());
-    EXPECT_NE(foreign.error().message.find("owned by uid"), std::string::npos);
+    EXPECT_FALSE(make_private_dir(link).ok());
+    EXPECT_TRUE(make_private_dir(base_ + "/mine").ok());
 }
 
 TEST(MpsInstancesTest, OnePerGpuInstanceOrWholeGpu) {

@@ -1,0 +1,214 @@
+#include "launcher/job_dir.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+
+namespace xpart::launch {
+namespace {
+
+using cgroup::UniqueFd;
+constexpr const char* kUserLeaf = "user";
+constexpr const char* kLock = "lock";
+
+std::string errno_text(int err = errno) { return std::strerror(err); }
+
+// Opens `name` below `parent` as a directory, never through a link, and checks that its
+// owner is `owner` and nobody else can write to it (`private_to_owner`: mode 0700 exactly).
+Result<UniqueFd> open_dir_checked(int parent, const std::string& name, const std::string& shown,
+                                  uid_t owner, bool private_to_owner) {
+    UniqueFd fd(openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid())
+        return Error{shown + ": " + (errno == ELOOP || errno == ENOTDIR ? "not a directory (a link?)"
+                                                                        : errno_text())};
+    struct stat st;
+    if (fstat(fd.get(), &st) != 0) return Error{shown + ": fstat: " + errno_text()};
+    if (st.st_uid != owner)
+        return Error{shown + ": owned by uid " + std::to_string(st.st_uid) + ", expected " +
+                     std::to_string(owner)};
+    if (private_to_owner ? (st.st_mode & 077) != 0 : (st.st_mode & 022) != 0)
+        return Error{shown + ": mode " + std::to_string(st.st_mode & 0777) +
+                     (private_to_owner ? " is open to others; expected 0700"
+                                       : " is writable by others; expected 0755")};
+    return fd;
+}
+
+// mkdirat that accepts an existing entry (checked by the open that follows).
+Status make_dir_at(int parent, const std::string& name, mode_t mode, const std::string& shown) {
+    if (mkdirat(parent, name.c_str(), mode) != 0 && errno != EEXIST)
+        return Error{shown + ": mkdir: " + errno_text()};
+    return ok_status();
+}
+
+}  // namespace
+
+Status check_job_id(const std::string& job_id) {
+    if (job_id.empty() || job_id.size() > 64) return Error{"job id '" + job_id + "' is not valid"};
+    for (char c : job_id)
+        if (!(c >= '0' && c <= '9') && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') &&
+            c != '_' && c != '-' && c != '+')
+            return Error{"job id '" + job_id + "' is not valid (letters, digits, _ - + only)"};
+    return ok_status();
+}
+
+Result<JobDir> JobDir::open_checked(const std::string& run_dir, const std::string& job_id,
+                                    bool create, const Credentials* user) {
+    if (auto s = check_job_id(job_id); !s) return s.error();
+    // The run dir and the job directories are root's on a node. A user (a rank reading root's
+    // records) trusts only root's; root, or a test run as a user, its own.
+    if (create) {
+        if (mkdir(run_dir.c_str(), 0755) != 0 && errno != EEXIST)
+            return Error{run_dir + ": mkdir: " + errno_text()};
+    }
+    struct stat run_st;
+    const uid_t owner = lstat(run_dir.c_str(), &run_st) == 0 && run_st.st_uid == 0 ? 0 : geteuid();
+    auto run_fd = open_dir_checked(AT_FDCWD, run_dir, run_dir, owner, false);
+    if (!run_fd) return run_fd.error();
+    JobDir d;
+    d.run_dir_ = run_dir;
+    d.job_id_ = job_id;
+    d.path_ = run_dir + "/job_" + job_id;
+    const std::string name = "job_" + job_id;
+    if (create)
+        if (auto s = make_dir_at(run_fd->get(), name, 0755, d.path_); !s) return s.error();
+    auto dir_fd = open_dir_checked(run_fd->get(), name, d.path_, owner, false);
+    if (!dir_fd) return dir_fd.error();
+
+    const std::string leaf = d.user_dir();
+    if (create) {
+        if (mkdirat(dir_fd->get(), kUserLeaf, 0700) == 0) {
+            // Made just now by root in root's directory: hand it over through the descriptor.
+            UniqueFd fd(openat(dir_fd->get(), kUserLeaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (!fd.valid()) return Error{leaf + ": " + errno_text()};
+            if (fchown(fd.get(), user->uid, user->gid) != 0)
+                return Error{leaf + ": chown to uid " + std::to_string(user->uid) + ": " + errno_text()};
+            if (fchmod(fd.get(), 0700) != 0) return Error{leaf + ": chmod: " + errno_text()};
+        } else if (errno != EEXIST) {
+            return Error{leaf + ": mkdir: " + errno_text()};
+        }
+    }
+    struct stat st;
+    if (fstatat(dir_fd->get(), kUserLeaf, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno != ENOENT || create) return Error{leaf + ": " + errno_text()};
+        d.user_ = {owner, getegid()};  // removed by an interrupted Epilog: nothing of the user's
+    } else {
+        const uid_t leaf_owner = user ? user->uid : st.st_uid;
+        auto leaf_fd = open_dir_checked(dir_fd->get(), kUserLeaf, leaf, leaf_owner, true);
+        if (!leaf_fd) return leaf_fd.error();
+        d.user_ = {st.st_uid, user ? user->gid : st.st_gid};
+    }
+    d.run_fd_ = std::make_shared<UniqueFd>(std::move(*run_fd));
+    d.dir_fd_ = std::make_shared<UniqueFd>(std::move(*dir_fd));
+    return d;
+}
+
+Result<JobDir> JobDir::create(const std::string& run_dir, const std::string& job_id,
+                              const Credentials& user) {
+    return open_checked(run_dir, job_id, true, &user);
+}
+
+Result<std::optional<JobDir>> JobDir::open(const std::string& run_dir, const std::string& job_id) {
+    if (auto s = check_job_id(job_id); !s) return s.error();
+    struct stat st;
+    const std::string path = run_dir + "/job_" + job_id;
+    if (lstat(path.c_str(), &st) != 0 && errno == ENOENT) return std::optional<JobDir>();
+    auto d = open_checked(run_dir, job_id, false, nullptr);
+    if (!d) return d.error();
+    return std::optional<JobDir>(std::move(*d));
+}
+
+Result<std::optional<JobLock>> JobDir::lock(bool wait) const {
+    UniqueFd fd(openat(dir_fd_->get(), kLock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd.valid()) return Error{path_ + "/" + kLock + ": " + errno_text()};
+    if (flock(fd.get(), LOCK_EX | (wait ? 0 : LOCK_NB)) != 0) {
+        if (!wait && errno == EWOULDBLOCK) return std::optional<JobLock>();
+        return Error{path_ + "/" + kLock + ": flock: " + errno_text()};
+    }
+    return std::optional<JobLock>(JobLock(std::move(fd)));
+}
+
+Result<std::optional<std::string>> JobDir::read_file(const std::string& name) const {
+    UniqueFd fd(openat(dir_fd_->get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) {
+        if (errno == ENOENT) return std::optional<std::string>();
+        return Error{path_ + "/" + name + ": " + errno_text()};
+    }
+    std::string out;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd.get(), buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+    if (n < 0) return Error{path_ + "/" + name + ": read: " + errno_text()};
+    return std::optional<std::string>(std::move(out));
+}
+
+bool JobDir::has_file(const std::string& name) const {
+    struct stat st;
+    return fstatat(dir_fd_->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+Status JobDir::write_file(const std::string& name, const std::string& content) const {
+    const std::string tmp = name + ".new", shown = path_ + "/" + name;
+    unlinkat(dir_fd_->get(), tmp.c_str(), 0);
+    UniqueFd fd(openat(dir_fd_->get(), tmp.c_str(),
+                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+    if (!fd.valid()) return Error{shown + ": " + errno_text()};
+    if (fchmod(fd.get(), 0644) != 0 ||
+        write(fd.get(), content.data(), content.size()) != static_cast<ssize_t>(content.size()))
+        return Error{shown + ": write: " + errno_text()};
+    fd.reset();
+    if (renameat(dir_fd_->get(), tmp.c_str(), dir_fd_->get(), name.c_str()) != 0)
+        return Error{shown + ": rename: " + errno_text()};
+    return ok_status();
+}
+
+Status JobDir::remove() const {
+    std::string errors;
+    auto note = [&errors](const std::string& e) { errors += (errors.empty() ? "" : "; ") + e; };
+    struct stat st;
+    if (fstatat(dir_fd_->get(), kUserLeaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        // Emptied by its owner: whatever links it holds can only reach what that user may.
+        const std::string leaf = user_dir();
+        auto rc = run_as(user_, [&leaf] {
+            std::error_code ec;
+            for (const auto& e : std::filesystem::directory_iterator(leaf, ec))
+                std::filesystem::remove_all(e.path(), ec);
+            return ec ? 1 : 0;
+        });
+        if (!rc) note(rc.error().message);
+        if (unlinkat(dir_fd_->get(), kUserLeaf, AT_REMOVEDIR) != 0)
+            note(leaf + ": rmdir: " + errno_text());
+    }
+    std::unique_ptr<DIR, int (*)(DIR*)> entries(fdopendir(dup(dir_fd_->get())), closedir);
+    if (entries) {
+        std::vector<std::string> names;
+        while (dirent* e = readdir(entries.get()))
+            if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..") && std::strcmp(e->d_name, kUserLeaf))
+                names.emplace_back(e->d_name);
+        for (const auto& n : names)
+            if (unlinkat(dir_fd_->get(), n.c_str(), 0) != 0) note(path_ + "/" + n + ": " + errno_text());
+    }
+    if (errors.empty() && unlinkat(run_fd_->get(), ("job_" + job_id_).c_str(), AT_REMOVEDIR) != 0)
+        note(path_ + ": rmdir: " + errno_text());
+    if (!errors.empty()) return Error{errors};
+    return ok_status();
+}
+
+std::vector<std::string> job_ids_in(const std::string& run_dir) {
+    std::vector<std::string> ids;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(run_dir, ec)) {
+        std::string n = e.path().filename();
+        if (n.rfind("job_", 0) == 0 && !e.is_symlink(ec) && e.is_directory(ec)) ids.push_back(n.substr(4));
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+}  // namespace xpart::launch

@@ -1,0 +1,66 @@
+// A job's MPS daemons as root runs them from the Prolog and Epilog, in the job directory root
+// keeps (job_dir.hpp): root records the daemons it started in its own file there, the daemons
+// run as the job's user with their pipe and log directories in the user's leaf:
+//   <job dir>/mps              root's records: "<instance> <uuid> <pid> <start time> <uid>"
+//   <job dir>/mps.failed       root's: why the start failed (ranks fail with this line)
+//   <job dir>/ended            root's: the Epilog began; a later cleanup may finish it
+//   <job dir>/user/mps/<inst>/ the daemons' pipe and log directories
+//   <job dir>/user/step_<s>/   daemons ranks started themselves (xpart launch --mps)
+// Root signals only processes recorded in its own file and still the same (pid, start time,
+// uid); the ranks' daemons, recorded in the user's place, are stopped by a child that became
+// the user. A user can therefore make root act on nothing but the user's own files and
+// processes, and nothing a user does makes the Epilog fail (which would drain the node).
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "launcher/job_dir.hpp"
+#include "launcher/mps.hpp"
+
+namespace xpart::launch {
+
+constexpr const char* kMpsRecords = "mps";
+constexpr const char* kMpsFailed = "mps.failed";
+
+struct MpsJobOptions {
+    std::string run_dir = "/run/xpart";               // --run-dir / XPART_RUN_DIR
+    std::string control = "nvidia-cuda-mps-control";  // --mps-control / XPART_MPS_CONTROL
+    std::chrono::milliseconds timeout{10000};
+    EnvMap extra_env;  // tests only
+};
+
+// The config of the daemons root starts for the job (records in root's file).
+MpsConfig managed_mps_config(const JobDir& job, const MpsJobOptions& o);
+
+// Prolog: the job directory with the user's leaf, nothing else.
+Result<JobDir> prepare_job(const MpsJobOptions& o, const std::string& job_id, const Credentials& user);
+// Prolog: prepare_job, then the daemons of `instances` under the job's lock. A failure is
+// recorded in mps.failed (the job's ranks then fail with it) and nothing started stays up.
+Result<MpsStartReport> start_job_daemons(const MpsJobOptions& o, const std::string& job_id,
+                                         const Credentials& user,
+                                         const std::vector<MpsInstance>& instances);
+
+struct MpsJobStopReport {
+    bool had_job_dir = false;
+    std::vector<std::string> notes;      // logged; the user may have caused them
+    std::vector<std::string> survivors;  // root's own daemons that outlived SIGKILL
+};
+// Epilog: under the job's lock, marks it ended, stops root's daemons, then (as the user) the
+// ranks' own, and removes the job directory. `user`: SLURM_JOB_UID/GID, for the daemons ranks
+// kept in /tmp when the site has no Prolog hook; nullptr: skip those.
+MpsJobStopReport stop_job_daemons(const MpsJobOptions& o, const std::string& job_id,
+                                  const Credentials* user);
+
+// Prolog/Epilog: finishes the job directories whose Epilog began but did not end (marked
+// `ended`, lock free). A directory of a job that may still run is never touched.
+std::vector<std::string> cleanup_ended_jobs(const MpsJobOptions& o);
+
+// Where ranks without a Prolog-made job directory keep theirs: /tmp/xpart-mps-<uid>.
+std::string user_runtime_base(uid_t uid);
+// Creates `dir` (0700, the caller's) or accepts an existing one only if it is a real
+// directory (not a link) of the caller's, closed to others: /tmp paths can be pre-planted.
+Status make_private_dir(const std::string& dir);
+
+}  // namespace xpart::launch
