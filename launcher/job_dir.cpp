@@ -173,17 +173,26 @@ Status JobDir::remove() const {
     auto note = [&errors](const std::string& e) { errors += (errors.empty() ? "" : "; ") + e; };
     struct stat st;
     if (fstatat(dir_fd_->get(), kUserLeaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        // Emptied by its owner: whatever links it holds can only reach what that user may.
+        // Emptied by its owner: whatever links it holds can only reach what that user may. A
+        // user process still writing there can refill it between the emptying and the rmdir:
+        // a few tries, then the directory stays for the next cleanup.
         const std::string leaf = user_dir();
-        auto rc = run_as(user_, [&leaf] {
-            std::error_code ec;
-            for (const auto& e : std::filesystem::directory_iterator(leaf, ec))
-                std::filesystem::remove_all(e.path(), ec);
-            return ec ? 1 : 0;
-        });
-        if (!rc) note(rc.error().message);
-        if (unlinkat(dir_fd_->get(), kUserLeaf, AT_REMOVEDIR) != 0)
-            note(leaf + ": rmdir: " + errno_text());
+        bool gone = false;
+        for (int attempt = 0; attempt < 3 && !gone; ++attempt) {
+            auto rc = run_as(user_, [&leaf] {
+                std::error_code ec;
+                for (const auto& e : std::filesystem::directory_iterator(leaf, ec))
+                    std::filesystem::remove_all(e.path(), ec);
+                return ec ? 1 : 0;
+            });
+            if (!rc) {
+                note(rc.error().message);
+                break;
+            }
+            gone = unlinkat(dir_fd_->get(), kUserLeaf, AT_REMOVEDIR) == 0;
+        }
+        // Root's files (the `ended` mark among them) stay with it, for that cleanup.
+        if (!gone) return Error{leaf + ": rmdir: " + errno_text()};
     }
     std::unique_ptr<DIR, int (*)(DIR*)> entries(fdopendir(dup(dir_fd_->get())), closedir);
     if (entries) {

@@ -112,6 +112,7 @@ Status wait_one_ready(const MpsConfig& c, const MpsDaemonRecord& rec, Clock::tim
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
         auto r = control_command(c, inst, "get_server_list", std::max(left, std::chrono::milliseconds(1)));
         if (r && r->exit_status == 0) return ok_status();
+        if (!r && r.error().message.find("cannot run") != std::string::npos) return r.error();
         if (Clock::now() >= deadline)
             return Error{"MPS control daemon for " + rec.uuid + " did not answer within " +
                          std::to_string(c.timeout.count()) + " ms; see " +

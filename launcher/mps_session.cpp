@@ -141,6 +141,14 @@ Result<MpsSession> MpsSession::join(const MpsConfig& config, bool managed,
         std::ofstream(config.dir + "/members/" + std::to_string(s.pid_));
     }
     s.joined_ = true;
+    // The Prolog returned only once its daemons answered: that they still run is enough (and
+    // ranks need not know which control program root used).
+    if (managed) {
+        for (const auto& inst : instances)
+            if (!live_daemon(config, inst.name))
+                return Error{"the Prolog's MPS control daemon for " + inst.uuid + " is not running"};
+        return s;
+    }
     if (auto st = wait_ready(config, instances); !st) {
         (void)s.leave();
         return st.error();

@@ -37,6 +37,7 @@ cluster_init() {
   XP_CLUSTER="xp${XP_TAG}"
   XP_NODES=()
   XP_PIDS=()
+  XP_USERS=()
   XP_NODE_LINES=""
   XP_GRES_CONF=""
   XP_CGROUP_CONF="CgroupPlugin=cgroup/v1
@@ -136,8 +137,30 @@ cluster_dump() {
   for f in "$XP_DIR"/log/*; do echo "--- $f"; tail -n 40 "$f"; done >&2
 }
 
+# cluster_user SHORT: an unprivileged user unique to this cluster (XP_USER_<SHORT> is its
+# name), removed with its processes by cluster_stop. Jobs are submitted as such users, as on a
+# real site; only the daemons run as root.
+cluster_user() {
+  local name="${XP_CLUSTER}$1"
+  useradd -M -N -d / -s /bin/sh "$name" || fail "useradd $name"
+  XP_USERS+=("$name")
+  eval "XP_USER_$1=$name"
+}
+# as_user NAME COMMAND...: runs COMMAND as NAME (its own uid and primary group, no other
+# groups), with this environment (SLURM_CONF included).
+as_user() {
+  local name=$1; shift
+  setpriv --reuid="$name" --regid="$(id -g "$name")" --clear-groups -- \
+    env PATH=/usr/local/bin:/usr/bin:/bin HOME=/ USER="$name" LOGNAME="$name" "$@"
+}
+
 cluster_stop() {
-  local pid i
+  local pid i u
+  # Jobs first: a slurmstepd whose slurmd is gone outlives the test, waiting for it.
+  if [ -n "${SLURM_CONF:-}" ] && ((${#XP_PIDS[@]})); then
+    squeue -h -o %i 2>/dev/null | xargs -r scancel 2>/dev/null || true
+    for _ in $(seq 50); do [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break; sleep 0.1; done
+  fi
   for ((i = ${#XP_PIDS[@]} - 1; i >= 0; i--)); do
     pid=${XP_PIDS[i]}
     kill -TERM "$pid" 2>/dev/null || true
@@ -148,6 +171,12 @@ cluster_stop() {
     wait "$pid" 2>/dev/null || true
   done
   XP_PIDS=()
+  for u in "${XP_USERS[@]}"; do
+    pkill -KILL -u "$u" 2>/dev/null || true
+    for _ in $(seq 50); do pgrep -u "$u" >/dev/null || break; sleep 0.1; done
+    userdel "$u" 2>/dev/null || true
+  done
+  XP_USERS=()
   local n d
   for n in "${XP_NODES[@]}"; do
     for d in /sys/fs/cgroup/*/slurm_"$n"; do
