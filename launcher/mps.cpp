@@ -71,6 +71,12 @@ Result<std::vector<MpsDaemonRecord>> load_records(const MpsConfig& c) {
     return parse_records(**text, "MPS records");
 }
 
+// A recorded daemon still running as the config's user. A record naming another user's
+// process cannot be one of this user's daemons (records in a user's place can be forged).
+bool runs_as_recorded(const MpsConfig& c, const MpsDaemonRecord& r) {
+    return r.process.uid == c.user.uid && still_running(r.process);
+}
+
 const MpsDaemonRecord* find_record(const std::vector<MpsDaemonRecord>& records,
                                    const std::string& instance) {
     for (const auto& r : records)
@@ -105,7 +111,7 @@ bool exits_by(const ProcessIdentity& p, Clock::time_point deadline) {
 Status wait_one_ready(const MpsConfig& c, const MpsDaemonRecord& rec, Clock::time_point deadline) {
     const MpsInstance inst{rec.instance, rec.uuid};
     for (;;) {
-        if (!still_running(rec.process))
+        if (!runs_as_recorded(c, rec))
             return Error{"MPS control daemon for " + rec.uuid + " (pid " +
                          std::to_string(rec.process.pid) + ") exited; see " +
                          mps_log_dir(c, rec.instance) + "/control.log"};
@@ -223,7 +229,7 @@ Result<MpsStartReport> start_daemons(const MpsConfig& c, const std::vector<MpsIn
     if (!records) return records.error();
     std::vector<MpsDaemonRecord> kept, fresh;
     for (const auto& r : *records)
-        if (still_running(r.process)) kept.push_back(r);
+        if (runs_as_recorded(c, r)) kept.push_back(r);
     auto undo = [&](const Error& e) -> Result<MpsStartReport> {
         for (const auto& r : fresh) signal_if_same(r.process, SIGKILL);
         (void)c.records.write(format_records(kept));
@@ -289,7 +295,7 @@ Result<std::vector<MpsDaemonState>> daemon_states(const MpsConfig& c, bool probe
     for (const auto& r : *records) {
         MpsDaemonState s;
         s.record = r;
-        s.alive = still_running(r.process);
+        s.alive = runs_as_recorded(c, r);
         if (probe && s.alive) {
             auto a = control_command(c, {r.instance, r.uuid}, "get_server_list", c.timeout);
             s.answers = a && a->exit_status == 0;
@@ -304,7 +310,7 @@ std::optional<ProcessIdentity> live_daemon(const MpsConfig& c, const std::string
     auto records = load_records(c);
     if (!records) return std::nullopt;
     const MpsDaemonRecord* r = find_record(*records, instance);
-    if (r && still_running(r->process)) return r->process;
+    if (r && runs_as_recorded(c, *r)) return r->process;
     return std::nullopt;
 }
 
@@ -316,8 +322,14 @@ MpsStopReport stop_daemons(const MpsConfig& c) {
         return report;
     }
     std::vector<MpsDaemonRecord> live;
-    for (const auto& r : *records)
-        if (still_running(r.process)) live.push_back(r);
+    for (const auto& r : *records) {
+        if (runs_as_recorded(c, r))
+            live.push_back(r);
+        else if (r.process.uid != c.user.uid)
+            report.notes.push_back("record of pid " + std::to_string(r.process.pid) + " (uid " +
+                                   std::to_string(r.process.uid) + ") is not a daemon of uid " +
+                                   std::to_string(c.user.uid) + ": ignored");
+    }
     // quit asks each daemon to stop its servers and exit; its answer is not trusted (the real
     // daemon exits with status 1 after a failed server, and a user may stop it answering).
     std::vector<std::string> refused(live.size());
