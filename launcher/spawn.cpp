@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 extern char** environ;
@@ -208,7 +209,15 @@ Result<SpawnResult> run_with_input(const std::vector<std::string>& argv, const E
 
 Result<ProcessIdentity> spawn_daemon(const DaemonSpec& spec) {
     if (spec.argv.empty()) return Error{"spawn: empty command"};
-    Argv a(spec.argv, spec.env);
+    // A relative program path ("./bin/x") means relative to the caller's directory: resolve it
+    // here, the daemon changes to spec.cwd before it execs.
+    std::vector<std::string> argv = spec.argv;
+    if (!spec.cwd.empty() && argv[0].find('/') != std::string::npos && argv[0][0] != '/') {
+        std::error_code ec;
+        auto absolute = std::filesystem::absolute(argv[0], ec);
+        if (!ec) argv[0] = absolute.string();
+    }
+    Argv a(argv, spec.env);
     const std::string what = spec.argv[0];
     // report: the middle child sends the daemon's pid, the daemon an errno if it cannot exec
     // (its end closes on exec). go: the caller lets the daemon exec once it has its identity.

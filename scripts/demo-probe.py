@@ -2,7 +2,8 @@
 """Runs inside each rank of the demo jobs: which partition the rank got and what it can open.
 
 argv: NODE_JSON (xpart discover --json of this node). Reads XPART_PARTITION (set by
-xpart launch), SLURM_STEP_GPUS (the step's GRES indices), CUDA_MPS_PIPE_DIRECTORY.
+xpart launch), SLURM_STEP_GPUS (the step's GRES indices), CUDA_MPS_PIPE_DIRECTORY (its MPS
+daemon: found in the records xpart keeps beside it, checked against /proc).
 Prints one line: own partition files (must open: ENXIO = allowed, no driver behind it), the
 step's other partitions, and the rest of the node (must be refused: EPERM).
 """
@@ -18,6 +19,36 @@ def probe(path):
         return "OK"
     except OSError as e:
         return errno.errorcode.get(e.errno, str(e.errno))
+
+
+def records_of(pipe):
+    """The records file naming the daemon of this pipe directory (<dir>/<instance>/pipe): root's
+    <job dir>/mps when the Prolog started it (<job dir>/user/mps/...), else <dir>/daemons."""
+    base = os.path.dirname(os.path.dirname(pipe))
+    if base.endswith("/user/mps"):
+        return os.path.join(os.path.dirname(os.path.dirname(base)), "mps")
+    return os.path.join(base, "daemons")
+
+
+def mps_daemon(pipe):
+    """The recorded daemon of this rank's instance, checked to be that very process (pid, start
+    time, real uid: no pid file, NVIDIA's daemon writes none)."""
+    instance = os.path.basename(os.path.dirname(pipe))
+    records = records_of(pipe)
+    try:
+        rec = [line.split() for line in open(records) if line.split()[:1] == [instance]]
+        if len(rec) != 1:
+            return "NOT RECORDED in %s" % records
+        _, _, pid, start, uid = rec[0]
+        stat = open("/proc/%s/stat" % pid).read()
+        fields = stat[stat.rfind(")") + 2:].split()
+        real = next(l.split()[1] for l in open("/proc/%s/status" % pid) if l.startswith("Uid:"))
+        if fields[0] == "Z" or fields[19] != start or real != uid:
+            return "NOT RUNNING (pid %s is no longer the recorded daemon)" % pid
+        return "pid %s alive as uid %s, %s%% threads" % (
+            pid, uid, os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "100"))
+    except (OSError, ValueError, StopIteration) as e:
+        return "NOT RUNNING (%s)" % e
 
 
 def main():
@@ -56,12 +87,7 @@ def main():
     mps = os.environ.get("CUDA_MPS_PIPE_DIRECTORY")
     daemon = "-"
     if mps:
-        try:
-            pid = int(open(os.path.join(mps, "nvidia-cuda-mps-control.pid")).read().split()[0])
-            os.kill(pid, 0)
-            daemon = "pid %d alive, %s%% threads" % (pid, os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "100"))
-        except (OSError, ValueError, IndexError) as e:
-            daemon = "NOT RUNNING (%s)" % e
+        daemon = mps_daemon(mps)
     print("rank %-2s %-11s %-44s own %d/%d %s | step's other partitions %s | rest of node %s | mps %s%s" % (
         os.environ.get("SLURM_PROCID", "?"), mp["type"], mine_id, len(own), len(own),
         ",".join(sorted(set(own))), tally(peers, mine_files), tally(rest, step_files), daemon,

@@ -125,11 +125,14 @@ BENCHMARK(BM_LaunchOverhead)->Name("LaunchOverhead")->UseManualTime()->Unit(benc
 void BM_MpsStart(benchmark::State& state) {
     char tmpl[] = "/tmp/xpb-XXXXXX";
     if (!mkdtemp(tmpl)) std::abort();
+    // The daemons ranks start for themselves (xpart launch --mps without Prolog daemons):
+    // this user's, recorded in the step directory's own file.
     MpsConfig c;
     c.control = builddir() + "/sim/fake_mps/nvidia-cuda-mps-control";
-    c.job_dir = std::string(tmpl) + "/job";
-    c.uid = getuid();
-    c.gid = getgid();
+    c.dir = std::string(tmpl) + "/step";
+    c.records = file_record_store(c.dir + "/daemons");
+    c.user = current_credentials();
+    if (!std::filesystem::create_directory(c.dir)) std::abort();
     std::vector<MpsInstance> inst;
     for (int i = 0; i < state.range(0); ++i)
         inst.push_back({"gpu0-gi" + std::to_string(7 + i), fixtures::mig_uuid(0, 7 + i)});
@@ -139,8 +142,12 @@ void BM_MpsStart(benchmark::State& state) {
         double t = std::chrono::duration<double>(Clock::now() - t0).count();
         if (!s) state.SkipWithError(s.error().message.c_str());
         state.SetIterationTime(t);
-        (void)stop_job(c);
+        auto stopped = stop_daemons(c);
         if (!s) break;
+        if (!stopped.survivors.empty()) {
+            state.SkipWithError(stopped.survivors.front().c_str());
+            break;
+        }
     }
     std::filesystem::remove_all(tmpl);
 }

@@ -22,6 +22,8 @@
 
 #include "cgroup/layout.hpp"
 #include "launcher/env_map.hpp"
+#include "launcher/mps.hpp"
+#include "launcher/process_identity.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/node_json.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
@@ -61,7 +63,8 @@ Proc start_xpart(const std::vector<std::string>& args, const EnvMap& extra, cons
                  const std::string& tag, const std::string& enter = "") {
     EnvMap env = env_from_environ(environ);
     for (const char* v : {"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "SLURM_STEP_GPUS",
-                          "SLURM_JOB_GPUS", "SLURM_JOB_ID", "XPART_MPS_DIR"})
+                          "SLURM_JOB_GPUS", "SLURM_JOB_ID", "SLURM_JOB_UID", "SLURM_JOB_GID",
+                          "XPART_RUN_DIR", "XPART_MPS_CONTROL"})
         env.erase(v);
     for (const auto& [k, v] : extra) env[k] = v;
     Proc p;
@@ -101,19 +104,61 @@ EnvMap slurm_rank(int rank, int size, int local, int node, const std::string& pe
             {"SLURM_STEP_ID", "0"}};
 }
 
-// Live MPS control daemons under `base` (pid files whose process runs and is no zombie).
-int live_daemons(const std::string& base) {
-    int n = 0;
+// The NUL-separated fields of a /proc file (cmdline, environ).
+std::vector<std::string> proc_fields(const std::string& path) {
+    std::vector<std::string> out;
+    std::string text = slurp(path), field;
+    std::istringstream in(text);
+    while (std::getline(in, field, '\0')) out.push_back(field);
+    return out;
+}
+
+std::string exe_of(const std::string& pid) {
     std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(base, ec); it != fs::recursive_directory_iterator();
-         it.increment(ec)) {
-        if (it->path().filename() != "nvidia-cuda-mps-control.pid") continue;
-        pid_t pid = std::atoi(slurp(it->path()).c_str());
-        std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+    auto target = fs::read_symlink("/proc/" + pid + "/exe", ec);
+    return ec ? std::string() : target.string();
+}
+
+// Live MPS control daemons, counted as PROCESSES (not files): every running, non-zombie
+// process whose program is `control` started as `control -f` (a client has no argument, and
+// the fake's servers are forks whose parent is a daemon), and whose pipe directory lies under
+// `under`. Nothing a test leaves in files can make this count wrong.
+int live_daemons(const std::string& control, const std::string& under) {
+    std::error_code ec;
+    const std::string exe = fs::canonical(control, ec).string();
+    int n = 0;
+    for (const auto& e : fs::directory_iterator("/proc", ec)) {
+        const std::string pid = e.path().filename();
+        if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+        if (exe_of(pid) != exe) continue;
+        auto argv = proc_fields("/proc/" + pid + "/cmdline");
+        if (argv.size() != 2 || argv[1] != "-f") continue;
+        std::string stat = slurp("/proc/" + pid + "/stat");
         auto paren = stat.rfind(')');
-        if (pid > 0 && paren != std::string::npos && stat[paren + 2] != 'Z') ++n;
+        if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z') continue;
+        std::istringstream rest(stat.substr(paren + 4));
+        std::string ppid;
+        rest >> ppid;
+        if (exe_of(ppid) == exe) continue;  // a server the daemon forked
+        std::string pipe;
+        for (const auto& v : proc_fields("/proc/" + pid + "/environ"))
+            if (v.rfind("CUDA_MPS_PIPE_DIRECTORY=", 0) == 0) pipe = v.substr(24);
+        if (pipe.rfind(under + "/", 0) == 0) ++n;
     }
     return n;
+}
+
+// The daemons a records file ("<instance> <uuid> <pid> <start> <uid>" lines) names that are
+// still those very processes.
+std::vector<MpsDaemonRecord> live_recorded(const std::string& file) {
+    std::vector<MpsDaemonRecord> live;
+    if (!fs::exists(file)) return live;
+    auto records = parse_records(slurp(file), file);
+    EXPECT_TRUE(records) << records.error().message;
+    if (!records) return live;
+    for (const auto& r : *records)
+        if (still_running(r.process)) live.push_back(r);
+    return live;
 }
 
 class LaunchCliTest : public ::testing::Test {
@@ -125,14 +170,38 @@ protected:
         node_json_ = dir_ + "/node.json";
         std::ofstream(node_json_) << to_json(fixtures::dgx_a100(8, 2)).dump();
         fake_ = builddir() + "/sim/fake_mps/nvidia-cuda-mps-control";
+        run_dir_ = dir_ + "/run";
+        // A job id no other run of these tests uses: ranks without a job directory share
+        // /tmp/xpart-mps-<uid> with every other run on this machine.
+        tmp_job_ = std::to_string(900000 + getpid() % 100000);
     }
     void TearDown() override {
-        // Stop whatever a failed test left behind, then remove the directory.
-        EnvMap env{{"XPART_MPS_CONTROL", fake_}};
-        finish(start_xpart({"mps", "stop", "--job-id", "4242", "--mps-dir", dir_ + "/mps"}, env, dir_, "teardown"));
+        // Stop whatever a failed test left behind (the job directories, and the /tmp ones of
+        // ranks without one), then remove the directory.
+        EnvMap env{{"XPART_MPS_CONTROL", fake_}, {"XPART_RUN_DIR", run_dir_}};
+        for (const std::string& job : {std::string("4242"), tmp_job_})
+            finish(start_xpart({"mps", "stop", "--job-id", job, "--uid", std::to_string(getuid()),
+                                "--gid", std::to_string(getgid())},
+                               env, dir_, "teardown"));
         std::error_code ec;
         fs::remove_all(dir_, ec);
     }
+    // `xpart mps prepare|start` for job 4242 as the Prolog would run it (as this user's job).
+    EnvMap prolog_env(const std::string& visible) {
+        return {{"SLURM_JOB_ID", "4242"}, {"SLURM_JOB_UID", std::to_string(getuid())},
+                {"SLURM_JOB_GID", std::to_string(getgid())}, {"CUDA_VISIBLE_DEVICES", visible},
+                {"XPART_MPS_CONTROL", fake_}, {"XPART_RUN_DIR", run_dir_},
+                {"XPART_NODE_JSON", node_json_}};
+    }
+    void prepare_job() {
+        Proc p = start_xpart({"mps", "prepare"}, prolog_env(""), dir_, "prepare");
+        ASSERT_EQ(finish(p), 0) << slurp(p.err);
+        ASSERT_TRUE(fs::is_directory(job_dir() + "/user"));
+    }
+    std::string job_dir() const { return run_dir_ + "/job_4242"; }
+    // Where ranks of step 0 run their own daemons when the Prolog only prepared the job.
+    std::string step_dir() const { return job_dir() + "/user/step_0"; }
+    int daemons_under(const std::string& base) const { return live_daemons(fake_, base); }
     // Every partition of GPUs 0..7 (two per GPU), as the plugin would list them.
     std::string all_uuids(int gpus, int per_gpu) {
         std::string list;
@@ -156,7 +225,7 @@ protected:
         }
         return false;
     }
-    std::string dir_, node_json_, fake_;
+    std::string dir_, node_json_, fake_, run_dir_, tmp_job_;
 };
 
 // srun -N2 -n8 xpart launch --verbose -- env: each node's ranks get distinct partitions.
@@ -261,85 +330,129 @@ const StatusCase kStatusCases[] = {
 INSTANTIATE_TEST_SUITE_P(Cases, LaunchStatusTest, ::testing::ValuesIn(kStatusCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// Ranks of a step whose job the Prolog only prepared run their own daemons in the job's
+// user leaf: one per GPU instance while the programs run, none after the last rank left.
 TEST_F(LaunchCliTest, MpsOneDaemonPerInstanceDuringTheStepNoneAfter) {
-    const std::string base = dir_ + "/mps";
+    prepare_job();
     // 4 ranks on 2 GPU instances: two ranks share each, with half the threads each.
     std::vector<Proc> procs;
     for (int l = 0; l < 4; ++l) {
         EnvMap env = slurm_rank(l, 4, l, 0, "4");
         env["CUDA_VISIBLE_DEVICES"] = mig_uuid(0, 7) + "," + mig_uuid(0, 8);
         procs.push_back(start_xpart(
-            launch({"--mps", "--mps-control", fake_, "--mps-dir", base, "--", "sh", "-c",
+            launch({"--mps", "--mps-control", fake_, "--run-dir", run_dir_, "--", "sh", "-c",
                     "echo $CUDA_VISIBLE_DEVICES $CUDA_MPS_PIPE_DIRECTORY "
                     "$CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; touch " + started(l) + "; sleep 1"}),
             env, dir_, "mps" + std::to_string(l)));
     }
-    // While all four programs run: exactly one daemon per instance.
+    // While all four programs run: exactly one daemon process per instance, each recorded,
+    // running as the job's user.
     ASSERT_TRUE(wait_started(4));
-    EXPECT_EQ(live_daemons(base), 2);
+    EXPECT_EQ(daemons_under(step_dir()), 2);
+    auto recorded = live_recorded(step_dir() + "/daemons");
+    ASSERT_EQ(recorded.size(), 2u);
+    for (const auto& r : recorded) EXPECT_EQ(r.process.uid, getuid()) << r.instance;
     for (int l = 0; l < 4; ++l) {
         ASSERT_EQ(finish(procs[l]), 0) << slurp(procs[l].err);
         std::string inst = l < 2 ? "gpu0-gi7" : "gpu0-gi8";
-        EXPECT_EQ(slurp(procs[l].out), mig_uuid(0, l < 2 ? 7 : 8) + " " + base + "/job-4242.0/" +
-                                           inst + "/pipe 50\n");
+        EXPECT_EQ(slurp(procs[l].out),
+                  mig_uuid(0, l < 2 ? 7 : 8) + " " + step_dir() + "/" + inst + "/pipe 50\n");
     }
-    EXPECT_EQ(live_daemons(base), 0);
-    EXPECT_FALSE(fs::exists(base + "/job-4242.0"));
+    EXPECT_EQ(daemons_under(dir_), 0);
+    for (const auto& r : recorded) EXPECT_FALSE(still_running(r.process)) << r.instance;
+    EXPECT_FALSE(fs::exists(step_dir()));
+    EXPECT_TRUE(fs::is_directory(job_dir() + "/user")) << "the job's leaf is the Epilog's to remove";
+}
+
+// Without the Prolog hook (no job directory under --run-dir) ranks keep theirs in
+// /tmp/xpart-mps-<uid>/job-<job>.<step>, and still leave no daemon behind.
+TEST_F(LaunchCliTest, MpsWithoutTheJobDirectoryUsesTheUsersTmpDirectory) {
+    const std::string step = "/tmp/xpart-mps-" + std::to_string(getuid()) + "/job-" + tmp_job_ + ".0";
+    std::vector<Proc> procs;
+    for (int l = 0; l < 2; ++l) {
+        EnvMap env = slurm_rank(l, 2, l, 0, "2");
+        env["SLURM_JOB_ID"] = tmp_job_;
+        env["CUDA_VISIBLE_DEVICES"] = mig_uuid(1, 7) + "," + mig_uuid(1, 8);
+        procs.push_back(start_xpart(
+            launch({"--mps", "--mps-control", fake_, "--run-dir", run_dir_, "--", "sh", "-c",
+                    "echo $CUDA_MPS_PIPE_DIRECTORY; touch " + started(l) + "; sleep 1"}),
+            env, dir_, "tmp" + std::to_string(l)));
+    }
+    ASSERT_TRUE(wait_started(2));
+    EXPECT_EQ(daemons_under(step), 2);
+    EXPECT_EQ(live_recorded(step + "/daemons").size(), 2u);
+    struct stat st;
+    ASSERT_EQ(lstat(("/tmp/xpart-mps-" + std::to_string(getuid())).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    for (int l = 0; l < 2; ++l) {
+        ASSERT_EQ(finish(procs[l]), 0) << slurp(procs[l].err);
+        EXPECT_EQ(slurp(procs[l].out), step + "/gpu1-gi" + std::to_string(7 + l) + "/pipe\n");
+    }
+    EXPECT_EQ(daemons_under(step), 0);
+    EXPECT_FALSE(fs::exists(step));
+    EXPECT_FALSE(fs::exists(job_dir())) << "ranks never create root's job directory";
 }
 
 TEST_F(LaunchCliTest, MpsKilledRankLeavesNothingBehind) {
-    const std::string base = dir_ + "/mps";
+    prepare_job();
     std::vector<Proc> procs;
     for (int l = 0; l < 3; ++l) {
         EnvMap env = slurm_rank(l, 3, l, 0, "3");
         env["CUDA_VISIBLE_DEVICES"] = all_uuids(3, 1);
         procs.push_back(start_xpart(
-            launch({"--mps", "--mps-control", fake_, "--mps-dir", base, "--", "sh", "-c",
+            launch({"--mps", "--mps-control", fake_, "--run-dir", run_dir_, "--", "sh", "-c",
                     "touch " + started(l) + "; exec sleep " + (l == 0 ? "30" : "1")}),
             env, dir_, "kill" + std::to_string(l)));
     }
     ASSERT_TRUE(wait_started(3));
-    EXPECT_EQ(live_daemons(base), 3);
+    EXPECT_EQ(daemons_under(step_dir()), 3);
+    auto recorded = live_recorded(step_dir() + "/daemons");
+    EXPECT_EQ(recorded.size(), 3u);
     kill(procs[0].pid, SIGKILL);  // rank 0's launcher dies without leaving
     EXPECT_EQ(finish(procs[0]), 128 + SIGKILL);
     for (int l = 1; l < 3; ++l) EXPECT_EQ(finish(procs[l]), 0) << slurp(procs[l].err);
-    EXPECT_EQ(live_daemons(base), 0);
-    EXPECT_FALSE(fs::exists(base + "/job-4242.0"));
+    // The last rank out pruned the killed one and stopped all three.
+    EXPECT_EQ(daemons_under(dir_), 0);
+    for (const auto& r : recorded) EXPECT_FALSE(still_running(r.process)) << r.instance;
+    EXPECT_FALSE(fs::exists(step_dir()));
 }
 
 TEST_F(LaunchCliTest, MpsDaemonDeathFailsTheRankClearly) {
-    const std::string base = dir_ + "/mps";
+    prepare_job();
     EnvMap env = slurm_rank(0, 1, 0, 0, "1");
     env["CUDA_VISIBLE_DEVICES"] = mig_uuid(2, 7);
-    Proc p = start_xpart(launch({"--mps", "--mps-control", fake_, "--mps-dir", base, "--", "sh",
+    Proc p = start_xpart(launch({"--mps", "--mps-control", fake_, "--run-dir", run_dir_, "--", "sh",
                                  "-c", "touch " + started(0) + "; exec sleep 30"}),
                          env, dir_, "death");
-    const std::string pid_file = base + "/job-4242.0/gpu2-gi7/pipe/nvidia-cuda-mps-control.pid";
-    // Kill the daemon only once the program runs on it.
+    // Kill the daemon only once the program runs on it: the very process the records name.
     ASSERT_TRUE(wait_started(1)) << slurp(p.err);
-    pid_t daemon = std::atoi(slurp(pid_file).c_str());
-    ASSERT_GT(daemon, 0);
+    auto recorded = live_recorded(step_dir() + "/daemons");
+    ASSERT_EQ(recorded.size(), 1u) << slurp(step_dir() + "/daemons");
+    ASSERT_EQ(recorded[0].instance, "gpu2-gi7");
+    ASSERT_EQ(daemons_under(step_dir()), 1);
     auto t0 = std::chrono::steady_clock::now();
-    kill(daemon, SIGKILL);
+    ASSERT_TRUE(signal_if_same(recorded[0].process, SIGKILL));
     EXPECT_EQ(finish(p), 1);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10)) << "the rank hung";
     EXPECT_NE(slurp(p.err).find("xpart launch: rank 0: MPS control daemon for " + mig_uuid(2, 7) +
-                                " died; see " + base + "/job-4242.0/gpu2-gi7/log/control.log; "
+                                " died; see " + step_dir() + "/gpu2-gi7/log/control.log; "
                                 "stopping the program"),
               std::string::npos)
         << slurp(p.err);
-    EXPECT_FALSE(fs::exists(base + "/job-4242.0"));
+    EXPECT_EQ(daemons_under(dir_), 0);
+    EXPECT_FALSE(fs::exists(step_dir()));
 }
 
 // The Prolog/Epilog path: `xpart mps start` as root for the job, ranks join, `stop` cleans.
 TEST_F(LaunchCliTest, PrologStartRanksJoinEpilogStop) {
-    const std::string base = dir_ + "/mps";
-    EnvMap prolog{{"SLURM_JOB_ID", "4242"}, {"SLURM_JOB_UID", std::to_string(getuid())},
-                  {"CUDA_VISIBLE_DEVICES", all_uuids(2, 2)}, {"XPART_MPS_CONTROL", fake_},
-                  {"XPART_MPS_DIR", base}, {"XPART_NODE_JSON", node_json_}};
+    const EnvMap prolog = prolog_env(all_uuids(2, 2));
     Proc start = start_xpart({"mps", "start"}, prolog, dir_, "prolog");
     ASSERT_EQ(finish(start), 0) << slurp(start.err);
-    EXPECT_EQ(live_daemons(base), 4);
+    const std::string user_mps = job_dir() + "/user/mps";
+    EXPECT_EQ(daemons_under(user_mps), 4);
+    auto recorded = live_recorded(job_dir() + "/mps");  // root's own records
+    EXPECT_EQ(recorded.size(), 4u);
+    for (const auto& r : recorded) EXPECT_EQ(r.process.uid, getuid()) << r.instance;
     Proc status = start_xpart({"mps", "status"}, prolog, dir_, "status");
     EXPECT_EQ(finish(status), 0) << slurp(status.err);
     std::string lines = slurp(status.out);
@@ -349,17 +462,20 @@ TEST_F(LaunchCliTest, PrologStartRanksJoinEpilogStop) {
 
     EnvMap rank = slurm_rank(0, 1, 0, 0, "1");
     rank["CUDA_VISIBLE_DEVICES"] = mig_uuid(1, 8);
-    rank["XPART_MPS_DIR"] = base;
+    rank["XPART_RUN_DIR"] = run_dir_;
     Proc r = start_xpart(launch({"--mps", "--mps-control", fake_, "--", "sh", "-c", "echo $CUDA_MPS_PIPE_DIRECTORY"}),
                          rank, dir_, "rank");
     ASSERT_EQ(finish(r), 0) << slurp(r.err);
-    EXPECT_EQ(slurp(r.out), base + "/job-4242/gpu1-gi8/pipe\n");
-    EXPECT_EQ(live_daemons(base), 4) << "ranks must not stop the Prolog's daemons";
+    EXPECT_EQ(slurp(r.out), user_mps + "/gpu1-gi8/pipe\n");
+    EXPECT_EQ(daemons_under(dir_), 4) << "ranks must not stop the Prolog's daemons, nor start their own";
+    EXPECT_FALSE(fs::exists(step_dir()));
 
     Proc stop = start_xpart({"mps", "stop"}, prolog, dir_, "epilog");
     ASSERT_EQ(finish(stop), 0) << slurp(stop.err);
-    EXPECT_EQ(live_daemons(base), 0);
-    EXPECT_FALSE(fs::exists(base + "/job-4242"));
+    EXPECT_EQ(slurp(stop.err), "");
+    EXPECT_EQ(daemons_under(dir_), 0);
+    for (const auto& d : recorded) EXPECT_FALSE(still_running(d.process)) << d.instance;
+    EXPECT_FALSE(fs::exists(job_dir()));
     Proc after = start_xpart({"mps", "status"}, prolog, dir_, "after");
     EXPECT_EQ(finish(after), 1);
     EXPECT_EQ(slurp(after.out), "job 4242: no MPS daemons\n");
@@ -373,12 +489,9 @@ namespace {
 
 // The shipped hooks, run as Slurm would run them (as root, with the job's variables).
 TEST_F(LaunchCliTest, PrologAndEpilogHooksAsShipped) {
-    const std::string base = dir_ + "/mps";
-    EnvMap env{{"SLURM_JOB_ID", "4242"}, {"SLURM_JOB_UID", std::to_string(getuid())},
-               {"SLURM_JOB_CONSTRAINTS", "bigmem,xpart-mps"},
-               {"CUDA_VISIBLE_DEVICES", all_uuids(3, 1)}, {"XPART", builddir() + "/xpart"},
-               {"XPART_MPS_CONTROL", fake_}, {"XPART_MPS_DIR", base},
-               {"XPART_NODE_JSON", node_json_}};
+    EnvMap env = prolog_env(all_uuids(3, 1));
+    env["SLURM_JOB_CONSTRAINTS"] = "bigmem,xpart-mps";
+    env["XPART"] = builddir() + "/xpart";
     auto run_hook = [&](const std::string& hook, const EnvMap& e) {
         pid_t pid = fork();
         if (pid == 0) {
@@ -392,16 +505,22 @@ TEST_F(LaunchCliTest, PrologAndEpilogHooksAsShipped) {
     };
     const std::string prolog = srcdir() + "/etc/prolog.d/xpart-mps.sh";
     const std::string epilog = srcdir() + "/etc/epilog.d/xpart-mps.sh";
-    // Not asked for: nothing starts.
+    // Not asked for: only the job's private directory, no daemon.
     EnvMap plain = env;
     plain["SLURM_JOB_CONSTRAINTS"] = "bigmem";
     EXPECT_EQ(run_hook(prolog, plain), 0);
-    EXPECT_EQ(live_daemons(base), 0);
+    EXPECT_EQ(daemons_under(dir_), 0);
+    EXPECT_TRUE(fs::is_directory(job_dir() + "/user"));
+    EXPECT_FALSE(fs::exists(job_dir() + "/mps"));
+    // Asked for: one daemon per instance, recorded in root's file.
     ASSERT_EQ(run_hook(prolog, env), 0);
-    EXPECT_EQ(live_daemons(base), 3);
+    EXPECT_EQ(daemons_under(job_dir() + "/user/mps"), 3);
+    auto recorded = live_recorded(job_dir() + "/mps");
+    EXPECT_EQ(recorded.size(), 3u);
     ASSERT_EQ(run_hook(epilog, env), 0);
-    EXPECT_EQ(live_daemons(base), 0);
-    EXPECT_FALSE(fs::exists(base + "/job-4242"));
+    EXPECT_EQ(daemons_under(dir_), 0);
+    for (const auto& r : recorded) EXPECT_FALSE(still_running(r.process)) << r.instance;
+    EXPECT_FALSE(fs::exists(job_dir()));
 }
 
 }  // namespace

@@ -24,6 +24,9 @@ launch_cluster_start() {
   "$B/xpart" --root "$XP_DIR/a1" discover --json >"$XP_DIR/a1.json"
   cluster_node m1 "$(gres_of "$XP_DIR/m1.json")" XPART_ROOT="$XP_DIR/m1" XPART_NVML_LIBRARY="$M_NVML"
   cluster_node a1 "gpu:cpx:64" XPART_ROOT="$XP_DIR/a1"
+  # The MIG node offers the feature jobs ask for to get the Prolog's MPS daemons
+  # (etc/prolog.d/xpart-mps.sh: sbatch/srun --constraint=xpart-mps).
+  XP_NODE_LINES=${XP_NODE_LINES/"NodeName=$XP_NODE_m1 "/"NodeName=$XP_NODE_m1 Features=xpart-mps "}
   cluster_start "$B/gres_plugin/.libs:$(stock_plugindir)"
 
   # Tasks get srun's environment, not slurmd's: this wrapper points xpart at its node's root.
