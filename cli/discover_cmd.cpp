@@ -1,6 +1,8 @@
 // `xpart discover`: what partitions this node has, as a table, JSON or gres.conf lines, or a
 // check of an existing gres.conf against the hardware (exit 3 on differences, like
-// `mig-parted assert` exits non-zero on drift).
+// `mig-parted assert` exits non-zero on drift). GPUs the node has but discovery could not
+// read (NVML failing on an NVIDIA node) are one line each on stderr and exit 4, after the
+// output for the rest: a script must not take a half-seen node for the whole.
 #include <unistd.h>
 
 #include <iostream>
@@ -21,6 +23,7 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
 constexpr int kExitDifferences = 3;
+constexpr int kExitIncomplete = 4;
 
 struct DiscoverArgs {
     bool json = false;
@@ -60,6 +63,7 @@ int run_discover(const DiscoverArgs& args, const GlobalOptions& global) {
     options.nvidia = args.vendor != "amd";
     options.amd = args.vendor != "nvidia";
     options.nvml_library = args.nvml_library;
+    options.tolerate_nvml_failure = true;  // show the other vendors' GPUs, then exit 4
     options.amd_type_naming = args.amd_type_naming;
     // The gres.conf named on the command line is a host file, not a file of the node; a bad
     // one is reported before discovery runs.
@@ -71,14 +75,19 @@ int run_discover(const DiscoverArgs& args, const GlobalOptions& global) {
     }
     auto node = discover(options);
     if (!node) return fail(node.error().message);
-    if (conf) return check(args, *conf, *node, options.root);
+    for (const std::string& e : node->errors) std::cerr << "xpart discover: " << e << "\n";
+    const int status = node->errors.empty() ? kExitOk : kExitIncomplete;
+    if (conf) {
+        const int differences = check(args, *conf, *node, options.root);
+        return status != kExitOk ? status : differences;  // the cause before its symptoms
+    }
     if (args.json)
         std::cout << to_json(*node).dump(2) << "\n";
     else if (args.gres_conf)
         std::cout << render_gres_conf(*node, options.root);
     else
         std::cout << render_node_table(*node);
-    return kExitOk;
+    return status;
 }
 
 }  // namespace

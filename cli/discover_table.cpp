@@ -62,7 +62,8 @@ Row partition_row(const Gpu& g, const Partition& p) {
 
 std::string render_node_table(const Node& node) {
     if (node.gpus.empty()) {
-        std::string out = "no GPUs found\n";
+        // GPUs present but unreadable (Node::errors, on stderr) are not "none found".
+        std::string out = node.errors.empty() ? "no GPUs found\n" : "no GPUs discovered\n";
         for (const std::string& w : node.warnings) out += "warning: " + w + "\n";
         return out;
     }

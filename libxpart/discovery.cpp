@@ -5,7 +5,7 @@ namespace xpart {
 Result<Node> discover(const DiscoveryOptions& options) {
     Node node;
     if (options.nvidia) {
-        auto gpus = discover_nvidia(options);
+        auto gpus = discover_nvidia(options, options.tolerate_nvml_failure ? &node.errors : nullptr);
         if (!gpus) return gpus.error();
         for (auto& g : *gpus) {
             if (g.mode == PartitionMode::MigPending)

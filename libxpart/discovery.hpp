@@ -23,10 +23,15 @@ struct DiscoveryOptions {
     bool amd = true;
     // NVML library to dlopen. Empty: $XPART_NVML_LIBRARY, else "libnvidia-ml.so.1".
     std::string nvml_library;
-    // When false (the default), a node without the NVML library and without
-    // /proc/driver/nvidia simply has no NVIDIA GPUs. When the driver is present but NVML
-    // cannot be loaded or fails, discovery fails: a GPU node must never look GPU-less.
+    // When false (the default), NVML is loaded only on a node that shows NVIDIA GPUs without
+    // it (nvidia_presence.hpp); any other node simply has none, whatever NVML would say.
     bool nvml_required = false;
+    // NVML that cannot be loaded or initialised where NVIDIA GPUs are (or are required): when
+    // true, one line in Node::errors and discovery goes on with the other vendors (xpart
+    // discover, slurmd: register what works, say what does not); when false, the Error.
+    // Callers that derive device denials from the node keep false: a node missing its NVIDIA
+    // half would leave those devices out of the denied set.
+    bool tolerate_nvml_failure = false;
     AmdTypeNaming amd_type_naming = AmdTypeNaming::Mode;
 };
 
@@ -35,6 +40,10 @@ Result<Node> discover(const DiscoveryOptions& options);
 
 // Vendor halves, for tests and tools.
 Result<std::vector<Gpu>> discover_nvidia(const DiscoveryOptions& options);
+// With `errors`: an NVML that cannot be loaded or initialised is one line appended there
+// ("NVML <file>: nvmlInit_v2: <code> \"<words>\": NVIDIA GPUs not discovered") and no GPU.
+Result<std::vector<Gpu>> discover_nvidia(const DiscoveryOptions& options,
+                                         std::vector<std::string>* errors);
 Result<std::vector<Gpu>> discover_amd(const DiscoveryOptions& options);
 // Also appends non-fatal findings (a GPU showing fewer partitions than its mode makes).
 Result<std::vector<Gpu>> discover_amd(const DiscoveryOptions& options,

@@ -14,6 +14,8 @@ NodeGres plan_node_gres(const Result<Node>& discovered, const XpartConf& conf,
         return out;
     }
     out.warnings = discovered->warnings;
+    // GPUs present but unreadable (NVML failing): said once each; the rest still registers.
+    for (const std::string& e : discovered->errors) out.errors.push_back("gres/gpu: " + e);
     out.records = gres_records(*discovered, discovery_options(conf).root);
     auto mismatches = check_configured(configured, out.records);
     for (auto& line : mismatches) {
@@ -36,7 +38,8 @@ NodeGres load_node_gres(const std::string& conf_path, const std::vector<Configur
             return out;
         }
         if (conf_out) *conf_out = *conf;
-        const DiscoveryOptions options = discovery_options(*conf);
+        DiscoveryOptions options = discovery_options(*conf);
+        options.tolerate_nvml_failure = true;  // an NVIDIA failure must not hide the AMD GPUs
         Result<Node> node = discover(options);
         NodeGres out = plan_node_gres(node, *conf, configured);
         // The launchers' copy of what was found; a failed discovery removes the old one.

@@ -20,7 +20,9 @@ struct NodeGres {
 };
 
 // Pure decision: what to register given what was found. A failed discovery registers no GPU
-// (the node then drains: better than a GPU node that looks GPU-less or half-bound).
+// (the node then drains: better than a GPU node that looks GPU-less or half-bound). GPUs
+// discovery could not read (Node::errors, NVML failing) are one error line each, and what
+// was read still registers: slurmctld drains the node when its configured count is then short.
 NodeGres plan_node_gres(const Result<Node>& discovered, const XpartConf& conf,
                         const std::vector<ConfiguredGpu>& configured);
 

@@ -61,6 +61,9 @@ struct Gpu {
 struct Node {
     std::vector<Gpu> gpus;
     std::vector<std::string> warnings;  // non-fatal findings (pending MIG change, ...)
+    // GPUs the node has that discovery could not read (NVML unavailable on a node with NVIDIA
+    // GPUs), one line each; `gpus` then holds the rest. Empty for a complete node.
+    std::vector<std::string> errors;
 
     std::size_t partition_count() const;
     // The partition with this UUID (MIG UUID) or nullptr; for AMD, UUIDs are shared by the

@@ -32,7 +32,10 @@ json to_json(const Node& node) {
                         {"numa_node", id_or_null(g.numa_node)},
                         {"cpus", format_cpu_list(g.cpus)}, {"partitions", parts}});
     }
-    return {{"gpus", gpus}, {"warnings", node.warnings}};
+    json out = {{"gpus", gpus}, {"warnings", node.warnings}};
+    // Only when there are some: a complete node reads as it always did (goldens, old caches).
+    if (!node.errors.empty()) out["errors"] = node.errors;
+    return out;
 }
 
 Result<Node> node_from_json(const json& j) {
@@ -75,6 +78,8 @@ Result<Node> node_from_json(const json& j) {
             node.gpus.push_back(std::move(g));
         }
         for (const json& w : j.at("warnings")) node.warnings.push_back(w.get<std::string>());
+        if (auto e = j.find("errors"); e != j.end())
+            for (const json& line : *e) node.errors.push_back(line.get<std::string>());
         return node;
     } catch (const json::exception& e) {
         return Error{std::string("invalid node JSON: ") + e.what()};

@@ -4,6 +4,7 @@
 
 #include "libxpart/discovery.hpp"
 #include "libxpart/mig_naming.hpp"
+#include "libxpart/nvidia_presence.hpp"
 #include "libxpart/nvidia_procfs.hpp"
 #include "libxpart/nvml.hpp"
 #include "libxpart/proc_devices.hpp"
@@ -253,30 +254,49 @@ Result<Gpu> build_gpu(const RootFs& root, const GpuRecord& rec, const DeviceNumb
     return g;
 }
 
-Result<std::vector<GpuRecord>> read_all_gpus(const DiscoveryOptions& options) {
-    auto lib = nvml::NvmlLibrary::load(nvml::NvmlLibrary::resolve_path(options.nvml_library));
-    if (!lib) return lib.error();
-    auto session = NvmlSession::open(*lib);  // nvmlShutdown when it goes out of scope
-    if (!session) return session.error();
-    auto count = session->device_count();
+Result<std::vector<GpuRecord>> read_all_gpus(const NvmlSession& session) {
+    auto count = session.device_count();
     if (!count) return count.error();
     std::vector<GpuRecord> records;
     records.reserve(*count);
     for (unsigned i = 0; i < *count; ++i) {
-        auto rec = read_gpu(*session, i);
+        auto rec = read_gpu(session, i);
         if (!rec) return rec.error();
         records.push_back(std::move(*rec));
     }
     return records;
 }
 
+// NVML loaded and initialised, or the one line saying why the NVIDIA GPUs stay unknown.
+Result<NvmlSession> open_nvml(const DiscoveryOptions& options) {
+    const std::string path = nvml::NvmlLibrary::resolve_path(options.nvml_library);
+    auto lib = nvml::NvmlLibrary::load(path);
+    if (!lib) return Error{lib.error().message + ": NVIDIA GPUs not discovered"};
+    auto session = NvmlSession::open(*lib);
+    if (!session)
+        return Error{"NVML " + (*lib)->file() + ": " + session.error().message +
+                     ": NVIDIA GPUs not discovered"};
+    return session;
+}
+
 }  // namespace
 
 Result<std::vector<Gpu>> discover_nvidia(const DiscoveryOptions& options) {
-    // A node without the driver has no NVIDIA GPUs, unless the site says it must have some.
-    if (!options.nvml_required && !options.root.exists("/proc/driver/nvidia/gpus"))
+    return discover_nvidia(options, nullptr);
+}
+
+Result<std::vector<Gpu>> discover_nvidia(const DiscoveryOptions& options,
+                                         std::vector<std::string>* errors) {
+    // NVML is asked only where the kernel shows NVIDIA GPUs: a node without them (an AMD node
+    // with libnvidia-ml installed) is not an NVIDIA node whose NVML failed.
+    if (!options.nvml_required && !has_nvidia_gpus(options.root)) return std::vector<Gpu>{};
+    auto session = open_nvml(options);  // nvmlShutdown when it goes out of scope
+    if (!session) {
+        if (!errors) return session.error();
+        errors->push_back(session.error().message);
         return std::vector<Gpu>{};
-    auto records = read_all_gpus(options);
+    }
+    auto records = read_all_gpus(*session);
     if (!records) return records.error();
     if (records->empty()) return std::vector<Gpu>{};
     bool need_caps = false;

@@ -1,6 +1,7 @@
 #include "libxpart/nvml.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <cstddef>
 #include <cstdlib>
@@ -65,7 +66,22 @@ std::string NvmlLibrary::resolve_path(const std::string& configured) {
     return env && *env ? env : "libnvidia-ml.so.1";
 }
 
+std::string NvmlLibrary::describe(int code) const {
+    std::string text = return_code_name(code) + " (" + std::to_string(code) + ")";
+    const char* words = api_.error_string ? api_.error_string(code) : nullptr;
+    if (words && *words) text += std::string(" \"") + words + "\"";
+    return text;
+}
+
 namespace {
+
+// The absolute file behind a handle (dlopen by soname searches the linker path).
+std::string loaded_file(void* handle, const std::string& fallback) {
+    struct link_map* map = nullptr;
+    if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && *map->l_name)
+        return map->l_name;
+    return fallback;
+}
 
 template <class Fn>
 bool resolve(void* handle, const char* symbol, Fn& out) {
@@ -91,6 +107,7 @@ Result<std::shared_ptr<const NvmlLibrary>> NvmlLibrary::load(const std::string& 
     }
     std::shared_ptr<NvmlLibrary> lib(new NvmlLibrary());
     lib->path_ = path;
+    lib->file_ = loaded_file(handle, path);
     lib->handle_ = handle;
     Api& a = lib->api_;
     struct Required {
@@ -128,7 +145,7 @@ Result<std::shared_ptr<const NvmlLibrary>> NvmlLibrary::load(const std::string& 
         {"nvmlDeviceGetMemoryAffinity",
          resolve(handle, "nvmlDeviceGetMemoryAffinity", a.device_get_memory_affinity)},
     };
-    resolve(handle, "nvmlErrorString", a.error_string);  // optional: only for debugging
+    resolve(handle, "nvmlErrorString", a.error_string);  // optional: only for messages
     for (const Required& r : required) {
         if (!r.found) {
             ::dlclose(handle);
@@ -144,7 +161,7 @@ Result<std::shared_ptr<const NvmlLibrary>> NvmlLibrary::load(const std::string& 
 
 Result<NvmlSession> NvmlSession::open(std::shared_ptr<const NvmlLibrary> lib) {
     int rc = lib->api().init_v2();
-    if (rc != kSuccess) return call_error("nvmlInit_v2", nullptr, rc);
+    if (rc != kSuccess) return Error{"nvmlInit_v2: " + lib->describe(rc)};
     return NvmlSession(std::move(lib));
 }
 

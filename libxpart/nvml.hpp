@@ -1,5 +1,6 @@
 // NVML through dlopen: no NVIDIA header or library is needed to build. The struct layouts are
-// our own, checked against the x86-64 ABI of nvml.h (static_asserts in nvml.cpp). Every
+// our own, checked against the x86-64 ABI of nvml.h (static_asserts in nvml.cpp; with NVIDIA's
+// real header field by field, with every constant, in tests/libxpart/nvml_header_test). Every
 // failing call becomes one Error naming the call, the device and the code:
 //   "nvmlDeviceGetUUID(gpu 2, mig 3): NVML_ERROR_UNKNOWN (999)"
 #pragma once
@@ -104,11 +105,17 @@ public:
     static std::string resolve_path(const std::string& configured);
 
     const std::string& path() const { return path_; }
+    // The file the dynamic linker loaded (path() may be a bare soname), for messages.
+    const std::string& file() const { return file_; }
     const Api& api() const { return api_; }
+    // `NVML_ERROR_DRIVER_NOT_LOADED (9) "Driver Not Loaded"`: the name, the number and, when
+    // the library exports nvmlErrorString, NVIDIA's own words.
+    std::string describe(int code) const;
 
 private:
     NvmlLibrary() = default;
     std::string path_;
+    std::string file_;
     void* handle_ = nullptr;
     Api api_{};
 };
@@ -129,6 +136,7 @@ struct MigMode {
 // returning a value or an Error in the house format. Not copyable; movable.
 class NvmlSession {
 public:
+    // Error: `nvmlInit_v2: NVML_ERROR_DRIVER_NOT_LOADED (9) "Driver Not Loaded"`.
     static Result<NvmlSession> open(std::shared_ptr<const NvmlLibrary> lib);
     NvmlSession(NvmlSession&& o) noexcept;
     NvmlSession& operator=(NvmlSession&&) = delete;

@@ -16,6 +16,8 @@ constexpr unsigned kConfigMinor = 1;
 constexpr unsigned kMonitorMinor = 2;
 constexpr unsigned kModeConfig = 0400;   // DeviceFileMode 256
 constexpr unsigned kModeAccess = 0444;   // DeviceFileMode 292 (monitor, gi/ci access)
+// Data-center GPUs are PCI "3D controllers" (base class 03, subclass 02), not VGA (0300).
+constexpr const char* kClass3dController = "0x030200\n";
 
 // Layout of the driver's capability minors (nv-caps.c): per GPU minor 15 GIs x (1 + 8 CIs).
 unsigned gi_cap_minor(unsigned gpu, unsigned gi) { return 3 + 135 * gpu + 9 * gi; }
@@ -65,6 +67,13 @@ Status write_gpu(const NodeSpec& spec, const NvidiaGpuSpec& g, unsigned irq, uns
                                   information_file(g, irq)); !st)
         return st;
     const std::string pci = "/sys/bus/pci/devices/" + g.pci_bus_id;
+    // What the kernel shows even when the driver is not loaded: vendor, device and class.
+    const GpuProductSpec* product = find_gpu_product(g.product);
+    char device[16];
+    std::snprintf(device, sizeof device, "0x%04x\n", product ? product->pci_device_id >> 16 : 0u);
+    if (auto st = tree.write_file(pci + "/vendor", "0x10de\n"); !st) return st;
+    if (auto st = tree.write_file(pci + "/device", device); !st) return st;
+    if (auto st = tree.write_file(pci + "/class", kClass3dController); !st) return st;
     if (auto st = tree.write_file(pci + "/numa_node", std::to_string(g.numa_node) + "\n"); !st) return st;
     const NumaSpec* numa = numa_of(spec, g.numa_node);
     if (auto st = tree.write_file(pci + "/local_cpulist",

@@ -54,6 +54,15 @@ TEST(PlanNodeGres, WarningsPassThrough) {
     EXPECT_EQ(g.warnings, n.warnings);
 }
 
+TEST(PlanNodeGres, UnreadGpusAreOneErrorLineEachAndTheRestRegisters) {
+    Node n = fixtures::mi300x_cpx_node(2, fixtures::XcpListing::ReverseKfdOrder);
+    n.errors = {"NVML /x/libnvidia-ml.so.1: nvmlInit_v2: NVML_ERROR_DRIVER_NOT_LOADED (9): NVIDIA "
+                "GPUs not discovered"};
+    NodeGres g = plan_node_gres(n, XpartConf{}, {});
+    EXPECT_EQ(g.records.size(), 2u);
+    EXPECT_EQ(g.errors, std::vector<std::string>{"gres/gpu: " + n.errors[0]});
+}
+
 TEST(LoadNodeGres, MalformedConfRegistersNothingWithTheConfLine) {
     char path[] = "/tmp/xpart_node_testXXXXXX";
     int fd = mkstemp(path);
@@ -99,12 +108,30 @@ TEST_F(NodeCacheAtSlurmdStart, DiscoveryWritesTheCache) {
 TEST_F(NodeCacheAtSlurmdStart, FailedDiscoveryRemovesTheOldCache) {
     ASSERT_TRUE(write_node_cache(
         RootFs(root_), fixtures::mi300x_cpx_node(2, fixtures::XcpListing::ReverseKfdOrder)));
-    // The NVIDIA driver is there but NVML is not: discovery fails, the node registers no GPU.
-    std::filesystem::create_directories(root_ + "/proc/driver/nvidia/gpus");
-    NodeGres g = start("NvmlLibrary=" + root_ + "/no-such-libnvidia-ml.so.1\n");
+    // A KFD node that cannot be parsed: discovery fails, the node registers no GPU.
+    const std::string kfd_node = root_ + "/sys/class/kfd/kfd/topology/nodes/0";
+    std::filesystem::create_directories(kfd_node);
+    std::ofstream(kfd_node + "/gpu_id") << "1\n";
+    std::ofstream(kfd_node + "/properties") << "simd_count\n";
+    NodeGres g = start("Vendors=amd\n");
     ASSERT_EQ(g.errors.size(), 1u);
+    EXPECT_EQ(g.errors[0].rfind("gres/gpu: discovery failed, registering no GPU: ", 0), 0u) << g.errors[0];
     EXPECT_TRUE(g.records.empty());
     EXPECT_FALSE(RootFs(root_).exists("/run/xpart/node.json"));
+}
+
+TEST_F(NodeCacheAtSlurmdStart, NvmlMissingOnAnNvidiaNodeIsOneLineAndTheRestIsCached) {
+    // The driver lists a GPU but NVML is not there: one line; what was read is registered
+    // and cached (here nothing), with the line, as the launchers' view of the node.
+    std::filesystem::create_directories(root_ + "/proc/driver/nvidia/gpus/0000:07:00.0");
+    NodeGres g = start("NvmlLibrary=" + root_ + "/no-such-libnvidia-ml.so.1\n");
+    ASSERT_EQ(g.errors.size(), 1u);
+    EXPECT_EQ(g.errors[0].rfind("gres/gpu: NVML library '" + root_ + "/no-such-libnvidia-ml.so.1' "
+                                "could not be loaded: ", 0), 0u) << g.errors[0];
+    EXPECT_TRUE(g.records.empty());
+    auto cached = read_node_cache(RootFs(root_));
+    ASSERT_TRUE(cached) << cached.error().message;
+    EXPECT_EQ(cached->errors.size(), 1u);
 }
 
 TEST_F(NodeCacheAtSlurmdStart, AnUnwritableCacheIsAWarningNotAFailure) {

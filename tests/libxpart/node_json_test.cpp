@@ -55,6 +55,18 @@ TEST(NodeJson, RoundTrips) {
     EXPECT_EQ(back->gpus[0].partitions[0].device_files, n.gpus[0].partitions[0].device_files);
 }
 
+// "errors" only when discovery left GPUs unread: complete nodes keep their JSON (goldens, caches).
+TEST(NodeJson, ErrorsOnlyWhenThereAreSome) {
+    Node n = sample_node();
+    EXPECT_FALSE(to_json(n).contains("errors"));
+    n.errors = {"NVML /lib/libnvidia-ml.so.1: nvmlInit_v2: NVML_ERROR_DRIVER_NOT_LOADED (9)"};
+    const auto j = to_json(n);
+    EXPECT_EQ(j["errors"], nlohmann::json(n.errors));
+    auto back = node_from_json(j);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->errors, n.errors);
+}
+
 TEST(NodeJson, MalformedIsAnErrorNotACrash) {
     EXPECT_FALSE(node_from_json(nlohmann::json::parse(R"({"gpus":[{"vendor":"amd"}]})")).ok());
     EXPECT_FALSE(node_from_json(nlohmann::json::parse(R"({"warnings":[]})")).ok());

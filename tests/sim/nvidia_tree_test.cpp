@@ -93,6 +93,10 @@ TEST(NvidiaTree, DeviceNodesAndCapabilitiesOnlyForExistingInstances) {
         EXPECT_TRUE(gpu.exists && gpu.major == 195 && gpu.minor == G && gpu.mode == 0666);
         const std::string pci = "/sys/bus/pci/devices/" + g["pci_bus_id"].get<std::string>();
         EXPECT_EQ(testing::read_text(r.host(pci + "/numa_node")), std::to_string(g["numa_node"].get<int>()) + "\n");
+        // What lspci shows for a data-center GPU: NVIDIA's vendor id, a 3D controller.
+        EXPECT_EQ(testing::read_text(r.host(pci + "/vendor")), "0x10de\n");
+        EXPECT_EQ(testing::read_text(r.host(pci + "/class")), "0x030200\n");
+        EXPECT_EQ(testing::read_text(r.host(pci + "/device")), "0x20b0\n");  // A100-SXM4-40GB
         EXPECT_EQ(testing::read_text(r.host(pci + "/local_cpulist")),
                   spec["numa"][g["numa_node"].get<int>()]["cpus"].get<std::string>() + "\n");
         // Each instance's GI (derived from its placement) and CI capability files and nodes.
