@@ -9,6 +9,7 @@
 #include "libxpart/discovery.hpp"
 #include "libxpart/node_json.hpp"
 #include "sim/nvidia_model.hpp"
+#include "tests/golden.hpp"
 #include "tests/nvidia_sim_root.hpp"
 
 namespace xpart {
@@ -30,13 +31,9 @@ TEST_P(GoldenTest, DiscoveryMatchesReviewedGolden) {
     ASSERT_EQ(r.error(), "");
     auto node = discover_in(r);
     ASSERT_TRUE(node.ok()) << node.error().message;
-    const std::string golden = testing::source_dir() + "/tests/libxpart/golden/" + name + ".json";
     const json actual = to_json(*node);
-    if (const char* update = std::getenv("XPART_UPDATE_GOLDEN"); update && *update == '1')
-        testing::write_text(golden, actual.dump(2) + "\n");
-    const std::string expected_text = testing::read_text(golden);
-    ASSERT_FALSE(expected_text.empty()) << "missing golden " << golden;
-    EXPECT_EQ(actual, json::parse(expected_text)) << "diff against " << golden;
+    testing::expect_json_golden(testing::source_dir() + "/tests/libxpart/golden/" + name + ".json",
+                                actual, 2);
     // The JSON form reads back to the same node.
     auto back = node_from_json(actual);
     ASSERT_TRUE(back.ok()) << back.error().message;
