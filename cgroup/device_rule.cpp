@@ -201,6 +201,11 @@ std::vector<DeviceRule> node_managed_rules(const Node& node) {
     for (const auto& g : node.gpus)
         for (const auto& p : g.partitions) all.push_back(&p);
     std::vector<DeviceRule> rules = partition_rules(all);
+    // A withheld file is no partition's, so nothing allows it: deny-managed must deny it,
+    // or a cgroup without Slurm's own device rules would still reach it.
+    for (const auto& g : node.gpus)
+        for (const auto& f : g.withheld_files)
+            add_merged(rules, DeviceRule{DeviceType::Char, f.major, f.minor, kAccessRead | kAccessWrite});
     for (auto& r : rules) r.access = kAccessAll;
     return rules;
 }

@@ -77,9 +77,10 @@ Result<DeviceRuleSet> parse_rule_set(const std::string& text, const std::string&
 Result<std::vector<DeviceRule>> baseline_rules(const RootFs& root);
 
 // Exact rules ("c M:m rw") for every device file of these partitions (shared ones included:
-// a MIG device is unusable without nvidiactl and the monitor cap).
+// a MIG device is unusable without nvidiactl and nvidia-uvm).
 std::vector<DeviceRule> partition_rules(const std::vector<const Partition*>& partitions);
-// Every partition device file of the node, as managed rules for DevicePolicy::DenyManaged.
+// Every partition device file of the node and every withheld one (the MIG monitor cap when
+// no partition is given it), as managed rules for DevicePolicy::DenyManaged.
 std::vector<DeviceRule> node_managed_rules(const Node& node);
 
 // Selects partitions by "<MIG-uuid>" or "<GPU-uuid>" (exactly one match), or

@@ -125,6 +125,7 @@ Result<cgroup::DeviceRuleSet> build_rules(const CgroupOptions& o, const GlobalOp
     if (!o.partitions.empty() || managed_from_node) {
         DiscoveryOptions d;
         d.root = root;
+        d.mig_monitor_capability = global.mig_monitor_capability;
         auto node = discover(d);
         if (!node) return Error{"discovery (--root '" + root.root() + "'): " + node.error().message};
         std::vector<std::string> selectors;

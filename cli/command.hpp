@@ -10,6 +10,9 @@ namespace xpart::cli {
 
 struct GlobalOptions {
     std::string root;  // --root / XPART_ROOT: prefix for every path read
+    // --mig-monitor-capability: discover as the plugin does with xpart.conf
+    // MigMonitorCapability=yes (MIG partitions also get the monitor cap).
+    bool mig_monitor_capability = false;
 };
 
 // A subcommand's callback stores what to run; main runs it and exits with its status.

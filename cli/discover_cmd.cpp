@@ -65,6 +65,7 @@ int run_discover(const DiscoverArgs& args, const GlobalOptions& global) {
     options.nvml_library = args.nvml_library;
     options.tolerate_nvml_failure = true;  // show the other vendors' GPUs, then exit 4
     options.amd_type_naming = args.amd_type_naming;
+    options.mig_monitor_capability = global.mig_monitor_capability;
     // The gres.conf named on the command line is a host file, not a file of the node; a bad
     // one is reported before discovery runs.
     std::optional<GresConf> conf;

@@ -70,8 +70,10 @@ std::string render_node_table(const Node& node) {
     std::vector<Row> gpu_rows;
     std::vector<Row> part_rows{{"idx", "type", "uuid", "instance", "memory", "device files"}};
     std::set<std::string> shared;
+    std::set<std::string> withheld;
     for (std::size_t i = 0; i < node.gpus.size(); ++i) {
         gpu_rows.push_back(gpu_row(i, node.gpus[i]));
+        for (const DeviceFile& f : node.gpus[i].withheld_files) withheld.insert(f.path);
         for (const Partition& p : node.gpus[i].partitions) {
             part_rows.push_back(partition_row(node.gpus[i], p));
             for (const DeviceFile& f : p.device_files)
@@ -95,6 +97,12 @@ std::string render_node_table(const Node& node) {
     if (!shared.empty()) {
         out += "shared device files:";
         for (const std::string& f : shared) out += " " + f;
+        out += "\n";
+    }
+    // Shown so an admin sees what jobs do not get (the MIG monitor cap by default).
+    if (!withheld.empty()) {
+        out += "withheld device files (no partition gets them):";
+        for (const std::string& f : withheld) out += " " + f;
         out += "\n";
     }
     for (const std::string& w : node.warnings) out += "warning: " + w + "\n";

@@ -75,7 +75,7 @@ int run_launch(const LaunchOptions& o, const GlobalOptions& global) {
     auto rank = detect_rank(env);
     if (!rank) return fail(rank.error().message);
     RootFs root(global.root.empty() ? "/" : global.root);
-    auto found = resolve_node(o.node_json, root, env);
+    auto found = resolve_node(o.node_json, root, env, global.mig_monitor_capability);
     if (!found) return fail(found.error().message);
     const Node& node = found->node;
 

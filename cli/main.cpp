@@ -12,6 +12,9 @@ int main(int argc, char** argv) {
     app.add_option("--root", global.root,
                    "root prefix for every file read (a recorded or simulated node)")
         ->envname("XPART_ROOT");
+    app.add_flag("--mig-monitor-capability", global.mig_monitor_capability,
+                 "give MIG partitions the monitor capability too, as xpart.conf "
+                 "MigMonitorCapability=yes does for the plugin");
     xpart::cli::Runner run;
     for (const auto& sub : xpart::cli::subcommands_for(argc, argv)) sub.add(app, global, run);
     CLI11_PARSE(app, argc, argv);

@@ -25,8 +25,9 @@ struct NodeAllotment {
 // A `node_json_file` is used as given (its errors are the answer). Otherwise the node cache
 // is used when every partition the environment names is in it; when it is missing, unreadable
 // or misses one (a partition made after slurmd started), the node is discovered and the
-// allotment resolved again, so its errors are the live node's.
+// allotment resolved again, so its errors are the live node's. `mig_monitor_capability` is
+// the discovery setting for that case (the cache already has the plugin's xpart.conf one).
 Result<NodeAllotment> resolve_node(const std::string& node_json_file, const RootFs& root,
-                                   const EnvMap& env);
+                                   const EnvMap& env, bool mig_monitor_capability = false);
 
 }  // namespace xpart::launch

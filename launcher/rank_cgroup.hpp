@@ -4,8 +4,8 @@
 // Slurm 22.05 uses: the v1 devices controller where mounted, else cgroup v2.
 //
 // Policy: DenyManaged with the node's managed set (every partition device file discovery
-// found) and the rank's own partition files allowed, shared ones (nvidiactl, nvidia-uvm,
-// the monitor cap, /dev/kfd) included. Everything else stays as the parent allows it: a
+// found, and the files it withheld such as the MIG monitor cap) and the rank's own partition
+// files allowed, shared ones (nvidiactl, nvidia-uvm, /dev/kfd) included. Everything else stays as the parent allows it: a
 // rank must still reach /dev/null, ttys and whatever the site's own devices are, which a
 // DenyAll set would have to enumerate.
 #pragma once

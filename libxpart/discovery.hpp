@@ -33,6 +33,11 @@ struct DiscoveryOptions {
     // half would leave those devices out of the denied set.
     bool tolerate_nvml_failure = false;
     AmdTypeNaming amd_type_naming = AmdTypeNaming::Mode;
+    // Give every MIG partition the monitor capability (/dev/nvidia-caps/nvidia-cap2), which
+    // lets its processes watch every MIG instance of the GPU. Off by default, as in Slurm's
+    // NVML plugin and NVIDIA's container toolkit; off, the cap is listed in
+    // Gpu::withheld_files so deny rules still cover it.
+    bool mig_monitor_capability = false;
 };
 
 // Full discovery: NVIDIA GPUs first (NVML order), then AMD GPUs (PCI order).

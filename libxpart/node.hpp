@@ -16,8 +16,8 @@ enum class PartitionMode { Full, Mig, MigPending, Spx, Dpx, Tpx, Qpx, Cpx };
 
 // One character device a partition needs, as the node shows it (path relative to the node's
 // root, e.g. "/dev/nvidia-caps/nvidia-cap12"). `shared` marks files every partition of the
-// node needs (nvidiactl, nvidia-uvm, the MIG monitor cap, /dev/kfd): a scheduler must not
-// treat them as belonging to one partition.
+// node needs (nvidiactl, nvidia-uvm, /dev/kfd, and the MIG monitor cap where the site grants
+// it): a scheduler must not treat them as belonging to one partition.
 struct DeviceFile {
     std::string path;
     unsigned major = 0;
@@ -56,6 +56,10 @@ struct Gpu {
     int numa_node = -1;
     std::vector<unsigned> cpus;  // CPUs local to the GPU, ascending
     std::vector<Partition> partitions;
+    // Files of this GPU that discovery found but gives to no partition: the MIG monitor cap
+    // unless xpart.conf says MigMonitorCapability=yes (it lets a process watch every MIG
+    // instance of the GPU). Rule sets that deny the managed files deny these too.
+    std::vector<DeviceFile> withheld_files;
 };
 
 struct Node {

@@ -9,6 +9,21 @@ using nlohmann::json;
 namespace {
 json id_or_null(int v) { return v < 0 ? json(nullptr) : json(v); }
 int id_from(const json& j) { return j.is_null() ? -1 : j.get<int>(); }
+
+json files_to_json(const std::vector<DeviceFile>& files) {
+    json out = json::array();
+    for (const DeviceFile& f : files)
+        out.push_back({{"path", f.path}, {"major", f.major}, {"minor", f.minor}, {"shared", f.shared}});
+    return out;
+}
+
+std::vector<DeviceFile> files_from_json(const json& j) {
+    std::vector<DeviceFile> out;
+    for (const json& jf : j)
+        out.push_back({jf.at("path").get<std::string>(), jf.at("major").get<unsigned>(),
+                       jf.at("minor").get<unsigned>(), jf.at("shared").get<bool>()});
+    return out;
+}
 }  // namespace
 
 json to_json(const Node& node) {
@@ -16,10 +31,7 @@ json to_json(const Node& node) {
     for (const Gpu& g : node.gpus) {
         json parts = json::array();
         for (const Partition& p : g.partitions) {
-            json files = json::array();
-            for (const DeviceFile& f : p.device_files)
-                files.push_back({{"path", f.path}, {"major", f.major}, {"minor", f.minor},
-                                 {"shared", f.shared}});
+            const json files = files_to_json(p.device_files);
             parts.push_back({{"uuid", p.uuid}, {"type", p.type}, {"gi", id_or_null(p.gi)},
                              {"ci", id_or_null(p.ci)}, {"index", id_or_null(p.index)},
                              {"kfd_node", id_or_null(p.kfd_node)}, {"memory_mb", p.memory_mb},
@@ -31,6 +43,8 @@ json to_json(const Node& node) {
                         {"memory_mode", g.memory_mode}, {"memory_mb", g.memory_mb},
                         {"numa_node", id_or_null(g.numa_node)},
                         {"cpus", format_cpu_list(g.cpus)}, {"partitions", parts}});
+        if (!g.withheld_files.empty())
+            gpus.back()["withheld_device_files"] = files_to_json(g.withheld_files);
     }
     json out = {{"gpus", gpus}, {"warnings", node.warnings}};
     // Only when there are some: a complete node reads as it always did (goldens, old caches).
@@ -68,13 +82,11 @@ Result<Node> node_from_json(const json& j) {
                 p.kfd_node = id_from(jp.at("kfd_node"));
                 p.memory_mb = jp.at("memory_mb").get<std::uint64_t>();
                 p.compute_units = jp.at("compute_units").get<unsigned>();
-                for (const json& jf : jp.at("device_files"))
-                    p.device_files.push_back({jf.at("path").get<std::string>(),
-                                              jf.at("major").get<unsigned>(),
-                                              jf.at("minor").get<unsigned>(),
-                                              jf.at("shared").get<bool>()});
+                p.device_files = files_from_json(jp.at("device_files"));
                 g.partitions.push_back(std::move(p));
             }
+            if (auto w = jg.find("withheld_device_files"); w != jg.end())
+                g.withheld_files = files_from_json(*w);
             node.gpus.push_back(std::move(g));
         }
         for (const json& w : j.at("warnings")) node.warnings.push_back(w.get<std::string>());

@@ -192,7 +192,8 @@ std::string cap_node(unsigned minor) {
     return "/dev/nvidia-caps/nvidia-cap" + std::to_string(minor);
 }
 
-Result<Gpu> build_gpu(const RootFs& root, const GpuRecord& rec, const DeviceNumbers& n) {
+Result<Gpu> build_gpu(const RootFs& root, const GpuRecord& rec, const DeviceNumbers& n,
+                      bool grant_monitor) {
     auto info_minor = read_nvidia_device_minor(root, rec.bdf);
     if (!info_minor) return info_minor.error();
     if (*info_minor != rec.minor)
@@ -224,6 +225,9 @@ Result<Gpu> build_gpu(const RootFs& root, const GpuRecord& rec, const DeviceNumb
         g.partitions.push_back(std::move(p));
         return g;
     }
+    // A MIG device needs its parent, its GI and CI caps and the shared control nodes; the
+    // monitor cap only lets it watch the other instances, so it is given only on request.
+    const DeviceFile monitor{cap_node(n.monitor_minor), n.caps, n.monitor_minor, true};
     std::map<unsigned, unsigned> gi_minors;  // GI id -> cap minor (several CIs share a GI)
     for (const MigRecord& m : rec.migs) {
         auto gi_it = gi_minors.find(m.gi);
@@ -248,9 +252,10 @@ Result<Gpu> build_gpu(const RootFs& root, const GpuRecord& rec, const DeviceNumb
         p.device_files.push_back({cap_node(gi_it->second), n.caps, gi_it->second, false});
         p.device_files.push_back({cap_node(*ci_minor), n.caps, *ci_minor, false});
         for (auto& f : shared_files(n)) p.device_files.push_back(f);
-        p.device_files.push_back({cap_node(n.monitor_minor), n.caps, n.monitor_minor, true});
+        if (grant_monitor) p.device_files.push_back(monitor);
         g.partitions.push_back(std::move(p));
     }
+    if (!grant_monitor && !rec.migs.empty()) g.withheld_files.push_back(monitor);
     return g;
 }
 
@@ -306,7 +311,7 @@ Result<std::vector<Gpu>> discover_nvidia(const DiscoveryOptions& options,
     std::vector<Gpu> gpus;
     gpus.reserve(records->size());
     for (const GpuRecord& r : *records) {
-        auto g = build_gpu(options.root, r, *numbers);
+        auto g = build_gpu(options.root, r, *numbers, options.mig_monitor_capability);
         if (!g) return g.error();
         gpus.push_back(std::move(*g));
     }

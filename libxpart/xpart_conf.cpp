@@ -59,9 +59,13 @@ Status apply(const Setting& s, XpartConf& conf) {
         if (value == "register_hardware") conf.on_mismatch = OnMismatch::RegisterHardware;
         else if (value == "drain") conf.on_mismatch = OnMismatch::Drain;
         else return s.error("expected register_hardware or drain");
+    } else if (key == "migmonitorcapability") {
+        if (value == "yes") conf.mig_monitor_capability = true;
+        else if (value == "no") conf.mig_monitor_capability = false;
+        else return s.error("expected yes or no");
     } else {
         return s.error("unknown key (known: Root, Vendors, NvmlLibrary, AmdTypeNaming, "
-                       "AmdIndexMode, OnMismatch)");
+                       "AmdIndexMode, OnMismatch, MigMonitorCapability)");
     }
     return ok_status();
 }
@@ -115,6 +119,7 @@ DiscoveryOptions discovery_options(const XpartConf& conf) {
     options.amd = conf.amd;
     options.nvml_library = conf.nvml_library;
     options.amd_type_naming = conf.amd_type_naming;
+    options.mig_monitor_capability = conf.mig_monitor_capability;
     return options;
 }
 

@@ -32,6 +32,8 @@ struct XpartConf {
     AmdTypeNaming amd_type_naming = AmdTypeNaming::Mode;  // AmdTypeNaming=
     AmdIndexMode amd_index_mode = AmdIndexMode::Index;    // AmdIndexMode=
     OnMismatch on_mismatch = OnMismatch::RegisterHardware; // OnMismatch=
+    bool mig_monitor_capability = false;  // MigMonitorCapability=yes|no: MIG jobs also get
+                                          // the monitor cap (see DiscoveryOptions)
 };
 
 // Errors: "<file>:<line>: <Key>=<value>: <why>".

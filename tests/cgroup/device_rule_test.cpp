@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fcntl.h>
+#include <algorithm>
 #include <string>
 
 #include "cgroup/device_rule.hpp"
@@ -157,6 +158,20 @@ TEST(NodeManagedRules, EveryPartitionFileWithAllAccess) {
     auto rules = node_managed_rules(two_gpu_node());
     EXPECT_EQ(rules.size(), 8u);  // 195:0, 508:21, 508:22, 195:255, 226:128..130, 510:0
     for (const auto& r : rules) EXPECT_EQ(r.access, kAccessAll);
+}
+
+// A withheld file (the MIG monitor cap when no partition is given it) is managed, so a
+// deny-managed set denies it; two GPUs withholding the same cap give one rule.
+TEST(NodeManagedRules, WithheldFilesAreManagedOnce) {
+    Node node = two_gpu_node();
+    const DeviceFile monitor{"/dev/nvidia-caps/nvidia-cap2", 508, 2, true};
+    node.gpus[0].withheld_files = {monitor};
+    node.gpus.push_back(node.gpus[0]);
+    auto rules = node_managed_rules(node);
+    EXPECT_EQ(rules.size(), 9u);  // the 8 above and 508:2
+    EXPECT_EQ(std::count_if(rules.begin(), rules.end(),
+                            [](const DeviceRule& r) { return format_device_rule(r) == "c 508:2 rwm"; }),
+              1);
 }
 
 TEST(BaselineRules, AddsNvidiaControlNodesOnlyWhenPresent) {

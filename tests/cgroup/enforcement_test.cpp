@@ -44,7 +44,8 @@ DeviceRuleSet allow(const std::vector<std::string>& rules, DevicePolicy policy =
 }
 
 // A node shaped like the real ones: MIG devices (nvidiaN + GI/CI caps on the nvidia-caps
-// major + shared nvidiactl and monitor cap) or AMD XCPs (one render node each + shared kfd).
+// major + shared nvidiactl; the monitor cap withheld, as by default) or AMD XCPs (one render
+// node each + shared kfd).
 enum class Shape { Mig, Amd };
 constexpr unsigned kCapsMajor = 508, kKfdMajor = 510;
 // A major no driver registers on this machine (see /proc/devices): open() reaches ENXIO.
@@ -67,8 +68,9 @@ Node make_node(Shape shape, unsigned partitions) {
             p.device_files = {{"/dev/nvidia" + std::to_string(g), 195, g, false},
                               {"gi", kCapsMajor, 3 + 2 * k, false},
                               {"ci", kCapsMajor, 4 + 2 * k, false},
-                              {"/dev/nvidiactl", 195, 255, true},
-                              {"/dev/nvidia-caps/nvidia-cap2", kCapsMajor, 2, true}};
+                              {"/dev/nvidiactl", 195, 255, true}};
+            if (gpu.withheld_files.empty())
+                gpu.withheld_files.push_back({"/dev/nvidia-caps/nvidia-cap2", kCapsMajor, 2, true});
         } else {
             p.uuid = gpu.uuid;
             p.index = static_cast<int>(k % per_gpu);
@@ -224,6 +226,7 @@ TEST_P(Enforcement, DenyManagedDeniesOnlyTheManagedSet) {
     EXPECT_TRUE(Allowed(child, c(508, 3), O_RDWR));   // partition 0
     EXPECT_TRUE(Allowed(child, c(195, 255), O_RDWR)); // nvidiactl, part of partition 0
     EXPECT_TRUE(Denied(child, c(508, 5), O_RDWR));    // partition 1
+    EXPECT_TRUE(Denied(child, c(kCapsMajor, 2), O_RDWR));  // the withheld monitor cap
     EXPECT_TRUE(Allowed(child, c(kNoDriverMajor, 200), O_RDWR));  // not managed
     auto shown = cg->current_rules();
     ASSERT_TRUE(shown.ok()) << shown.error().message;

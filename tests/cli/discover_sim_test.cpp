@@ -121,6 +121,33 @@ TEST_P(DiscoverSim, JsonIsTheNode) {
     EXPECT_EQ(json, nlohmann::json::parse(text)) << "differs from " << golden;
 }
 
+// --mig-monitor-capability (xpart.conf MigMonitorCapability=yes for the plugin): what each GPU
+// withholds by default, the monitor cap, goes to every one of its partitions instead; nothing
+// else changes. gres.conf lists no shared file, so its lines stay the same.
+TEST_P(DiscoverSim, MonitorCapabilityMovesWithheldFilesIntoPartitions) {
+    nlohmann::json want = nlohmann::json::parse(
+        read_text(source_dir() + "/tests/libxpart/golden/" + GetParam().golden + ".json"));
+    for (auto& g : want["gpus"]) {
+        if (!g.contains("withheld_device_files")) continue;
+        for (auto& p : g["partitions"])
+            for (const auto& f : g["withheld_device_files"]) p["device_files"].push_back(f);
+        g.erase("withheld_device_files");
+    }
+    std::vector<std::string> argv{build_dir() + "/xpart", "--root", root_, "--mig-monitor-capability",
+                                  "discover", "--json"};
+    if (GetParam().nvidia) {
+        argv.push_back("--nvml-library");
+        argv.push_back(root_ + "/usr/lib/xpart-sim/libnvidia-ml.so.1");
+    }
+    const auto granted = run_command(argv);
+    ASSERT_EQ(granted.exit_code, 0) << granted.err;
+    EXPECT_EQ(nlohmann::json::parse(granted.out), want);
+    argv[5] = "--gres-conf";  // in place of --json
+    const auto conf = run_command(argv);
+    ASSERT_EQ(conf.exit_code, 0) << conf.err;
+    EXPECT_EQ(conf.out, discover({"--gres-conf"}).out);
+}
+
 TEST_P(DiscoverSim, TableHasEveryGpuAndPartition) {
     const Node node = discovered();
     const auto r = discover({});

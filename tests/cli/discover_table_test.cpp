@@ -34,7 +34,8 @@ TEST(DiscoverTable, AlignedGpuLinesThenIndentedPartitions) {
               "    idx  type            uuid                                      instance   memory     device files\n"
               "    0    cpx             GPU-4f2e1c5a9b7d3e01                      xcp 0      -          /dev/dri/renderD128\n"
               "    1    cpx             GPU-4f2e1c5a9b7d3e01                      xcp 1      -          /dev/dri/renderD129\n"
-              "shared device files: /dev/kfd /dev/nvidia-caps/nvidia-cap2 /dev/nvidia-uvm /dev/nvidia-uvm-tools /dev/nvidiactl\n"
+              "shared device files: /dev/kfd /dev/nvidia-uvm /dev/nvidia-uvm-tools /dev/nvidiactl\n"
+              "withheld device files (no partition gets them): /dev/nvidia-caps/nvidia-cap2\n"
               "warning: GPU 1 (GPU-11111111-1111-1111-1111-111111111111): MIG mode change pending a GPU reset; not bound\n");
 }
 

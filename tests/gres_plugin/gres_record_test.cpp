@@ -13,7 +13,7 @@ TEST(GresRecords, OnePerPartitionWithAllFilesUnderTheRoot) {
     EXPECT_EQ(records[0].unique_id, "MIG-aaaaaaaa-0000-0000-0000-000000000001");
     EXPECT_EQ(files_value(records[0]),
               "/sim/n1/dev/nvidiactl,/sim/n1/dev/nvidia-uvm,/sim/n1/dev/nvidia-uvm-tools,"
-              "/sim/n1/dev/nvidia-caps/nvidia-cap2,/sim/n1/dev/nvidia0,"
+              "/sim/n1/dev/nvidia0,"
               "/sim/n1/dev/nvidia-caps/nvidia-cap12,/sim/n1/dev/nvidia-caps/nvidia-cap13");
     EXPECT_EQ(records[0].cpus, (std::vector<unsigned>{0, 1, 2, 3, 4, 5, 6, 7}));
     EXPECT_EQ(records[0].gi, 1);
@@ -29,10 +29,43 @@ TEST(GresRecords, OnePerPartitionWithAllFilesUnderTheRoot) {
 
 TEST(GresRecords, RealRootKeepsNodePaths) {
     auto records = gres_records(fixtures::a100_80gb_mig_node(), RootFs("/"));
-    EXPECT_EQ(records[1].files[4].path, "/dev/nvidia0");
-    EXPECT_FALSE(records[1].files[4].shared);
+    EXPECT_EQ(records[1].files[3].path, "/dev/nvidia0");
+    EXPECT_FALSE(records[1].files[3].shared);
     EXPECT_TRUE(records[1].files[0].shared);
 }
+
+// A MIG record carries the monitor cap exactly when discovery gave it to the partition
+// (MigMonitorCapability=yes); a whole GPU's record never does.
+struct MonitorRecordCase {
+    const char* name;
+    bool granted;
+};
+
+class GresRecordsMonitor : public ::testing::TestWithParam<MonitorRecordCase> {};
+
+TEST_P(GresRecordsMonitor, CapOnlyInMigRecordsThatWereGivenIt) {
+    Node node = fixtures::a100_80gb_mig_node();
+    if (GetParam().granted)
+        for (Gpu& g : node.gpus)
+            if (g.mode == PartitionMode::Mig) {
+                for (Partition& p : g.partitions) p.device_files.push_back(fixtures::mig_monitor_cap_file());
+                g.withheld_files.clear();
+            }
+    const auto records = gres_records(node, RootFs("/"));
+    ASSERT_EQ(records.size(), 4u);
+    for (const GresRecord& r : records) {
+        const bool mig = r.gi >= 0;
+        bool has_monitor = false;
+        for (const auto& f : r.files) has_monitor = has_monitor || f.path == "/dev/nvidia-caps/nvidia-cap2";
+        EXPECT_EQ(has_monitor, mig && GetParam().granted) << files_value(r);
+        EXPECT_EQ(r.files.size(), !mig ? 4u : GetParam().granted ? 7u : 6u) << r.type;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Setting, GresRecordsMonitor,
+                         ::testing::Values(MonitorRecordCase{"default_withheld", false},
+                                           MonitorRecordCase{"granted", true}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 TEST(GresRecords, AmdXcpsHaveNoUniqueIdAndRankInKfdOrder) {
     auto records =

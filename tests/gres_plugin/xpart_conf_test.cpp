@@ -20,7 +20,30 @@ TEST(XpartConf, DefaultsWhenEmpty) {
     EXPECT_EQ(c->amd_type_naming, AmdTypeNaming::Mode);
     EXPECT_EQ(c->amd_index_mode, AmdIndexMode::Index);
     EXPECT_EQ(c->on_mismatch, OnMismatch::RegisterHardware);
+    EXPECT_FALSE(c->mig_monitor_capability);
+    EXPECT_FALSE(discovery_options(*c).mig_monitor_capability);
 }
+
+// MigMonitorCapability= reaches discovery as written; "no" is the default spelled out.
+struct MonitorSetting {
+    const char* text;
+    bool granted;
+};
+
+class XpartConfMonitor : public ::testing::TestWithParam<MonitorSetting> {};
+
+TEST_P(XpartConfMonitor, ReachesDiscoveryOptions) {
+    auto c = parse_xpart_conf(GetParam().text, "xpart.conf");
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->mig_monitor_capability, GetParam().granted);
+    EXPECT_EQ(discovery_options(*c).mig_monitor_capability, GetParam().granted);
+}
+
+INSTANTIATE_TEST_SUITE_P(Values, XpartConfMonitor,
+                         ::testing::Values(MonitorSetting{"MigMonitorCapability=yes\n", true},
+                                           MonitorSetting{"migmonitorcapability=YES\n", true},
+                                           MonitorSetting{"MigMonitorCapability=no\n", false},
+                                           MonitorSetting{"# unset\n", false}));
 
 TEST(XpartConf, EveryKeyCaseInsensitiveSeveralPerLine) {
     auto c = parse_xpart_conf(
@@ -65,7 +88,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"AmdTypeNaming=long\n", "/etc/slurm/xpart.conf:1: AmdTypeNaming=long: expected mode, mode_memory or model_mode_memory"},
         BadCase{"AmdIndexMode=name\n", "/etc/slurm/xpart.conf:1: AmdIndexMode=name: expected index or uuid"},
         BadCase{"OnMismatch=ignore\n", "/etc/slurm/xpart.conf:1: OnMismatch=ignore: expected register_hardware or drain"},
-        BadCase{"Colour=blue\n", "/etc/slurm/xpart.conf:1: Colour=blue: unknown key (known: Root, Vendors, NvmlLibrary, AmdTypeNaming, AmdIndexMode, OnMismatch)"},
+        BadCase{"Colour=blue\n", "/etc/slurm/xpart.conf:1: Colour=blue: unknown key (known: Root, Vendors, NvmlLibrary, AmdTypeNaming, AmdIndexMode, OnMismatch, MigMonitorCapability)"},
+        BadCase{"MigMonitorCapability=maybe\n", "/etc/slurm/xpart.conf:1: MigMonitorCapability=maybe: expected yes or no"},
+        BadCase{"\nMigMonitorCapability=\n", "/etc/slurm/xpart.conf:2: MigMonitorCapability=: expected yes or no"},
+        BadCase{"MigMonitorCapability=true\n", "/etc/slurm/xpart.conf:1: MigMonitorCapability=true: expected yes or no"},
         BadCase{"Root=/a\n# c\nroot=/b\n", "/etc/slurm/xpart.conf:3: root=/b: key given twice"},
         BadCase{"Root /a\n", "/etc/slurm/xpart.conf:1: Root: expected Key=Value"},
         BadCase{"=x\n", "/etc/slurm/xpart.conf:1: =x: expected Key=Value"},

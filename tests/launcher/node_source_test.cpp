@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -66,6 +67,24 @@ TEST_F(NodeSourceTest, NoCacheMeansDiscovery) {
     ASSERT_TRUE(found) << found.error().message;
     EXPECT_EQ(found->origin, NodeOrigin::Discovery);
     EXPECT_EQ(found->node.gpus.size(), 8u);
+}
+
+// Without a cache, the launcher discovers with the setting it was given (the CLI's
+// --mig-monitor-capability): the monitor cap is in the partition's files only then.
+TEST_F(NodeSourceTest, DiscoveryFollowsTheMonitorSetting) {
+    build_guide_node();
+    for (bool granted : {false, true}) {
+        auto found = resolve_node("", RootFs(root_), cuda(kGuideUuid), granted);
+        ASSERT_TRUE(found) << found.error().message;
+        const auto& a = found->allotment.partitions.at(0);
+        const Gpu& gpu = found->node.gpus[a.gpu];
+        const auto& files = gpu.partitions[a.partition].device_files;
+        const bool has = std::any_of(files.begin(), files.end(), [](const DeviceFile& f) {
+            return f.path == "/dev/nvidia-caps/nvidia-cap2";
+        });
+        EXPECT_EQ(has, granted);
+        EXPECT_EQ(gpu.withheld_files.empty(), granted);
+    }
 }
 
 TEST_F(NodeSourceTest, CacheMissingAPartitionFallsBackToDiscovery) {

@@ -9,6 +9,7 @@
 #include "libxpart/discovery.hpp"
 #include "libxpart/node_json.hpp"
 #include "libxpart/text.hpp"
+#include "tests/golden.hpp"
 #include "tests/libxpart/amd_temp_root.hpp"
 
 namespace xpart {
@@ -23,8 +24,8 @@ DiscoveryOptions amd_only(const std::string& root) {
     return o;
 }
 
-// ---- Golden files: one per shipped AMD spec. XPART_UPDATE_GOLDEN=1 rewrites them (then read
-// them and check by hand before committing).
+// ---- Golden files: one per shipped AMD spec (tests/golden.hpp: XPART_UPDATE_GOLDEN=1 rewrites
+// them and fails; read them and check by hand before committing).
 class AmdGoldenTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(AmdGoldenTest, DiscoveryMatchesGolden) {
@@ -32,17 +33,8 @@ TEST_P(AmdGoldenTest, DiscoveryMatchesGolden) {
     testing::build_spec_file(root, GetParam());
     auto node = discover(amd_only(root.path()));
     ASSERT_TRUE(node.ok()) << node.error().message;
-    const std::string got = to_json(*node).dump(1) + "\n";
-    const std::string golden = testing::srcdir() + "/tests/libxpart/golden/" + GetParam() + ".json";
-    if (const char* u = std::getenv("XPART_UPDATE_GOLDEN"); u && std::string(u) == "1") {
-        std::ofstream(golden, std::ios::trunc) << got;
-        GTEST_FAIL() << "golden rewritten: " << golden << " (unset XPART_UPDATE_GOLDEN)";
-    }
-    std::ifstream in(golden);
-    ASSERT_TRUE(in) << "missing golden file " << golden;
-    std::stringstream want;
-    want << in.rdbuf();
-    EXPECT_EQ(got, want.str()) << "discovery of sim/specs/" << GetParam() << ".json changed";
+    testing::expect_json_golden(testing::srcdir() + "/tests/libxpart/golden/" + GetParam() + ".json",
+                                to_json(*node), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Specs, AmdGoldenTest,

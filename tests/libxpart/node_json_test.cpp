@@ -67,6 +67,23 @@ TEST(NodeJson, ErrorsOnlyWhenThereAreSome) {
     EXPECT_EQ(back->errors, n.errors);
 }
 
+// Withheld files (the MIG monitor cap by default) survive the cache; a GPU without any writes
+// no key, and a cache written before the key existed reads as none withheld.
+TEST(NodeJson, WithheldFilesRoundTripAndMayBeAbsent) {
+    Node n = sample_node();
+    auto plain = to_json(n);
+    EXPECT_FALSE(plain["gpus"][0].contains("withheld_device_files"));
+    auto none = node_from_json(plain);
+    ASSERT_TRUE(none.ok()) << none.error().message;
+    EXPECT_TRUE(none->gpus[0].withheld_files.empty());
+    n.gpus[0].withheld_files = {{"/dev/nvidia-caps/nvidia-cap2", 508, 2, true}};
+    auto j = to_json(n);
+    EXPECT_EQ(j["gpus"][0]["withheld_device_files"][0]["path"], "/dev/nvidia-caps/nvidia-cap2");
+    auto back = node_from_json(j);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->gpus[0].withheld_files, n.gpus[0].withheld_files);
+}
+
 TEST(NodeJson, MalformedIsAnErrorNotACrash) {
     EXPECT_FALSE(node_from_json(nlohmann::json::parse(R"({"gpus":[{"vendor":"amd"}]})")).ok());
     EXPECT_FALSE(node_from_json(nlohmann::json::parse(R"({"warnings":[]})")).ok());

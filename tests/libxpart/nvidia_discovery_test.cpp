@@ -3,12 +3,14 @@
 // documented layouts, never from discovery itself (except the reviewed golden files).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <set>
 
 #include "libxpart/discovery.hpp"
 #include "libxpart/node_json.hpp"
 #include "sim/nvidia_model.hpp"
+#include "tests/golden.hpp"
 #include "tests/nvidia_sim_root.hpp"
 
 namespace xpart {
@@ -30,13 +32,9 @@ TEST_P(GoldenTest, DiscoveryMatchesReviewedGolden) {
     ASSERT_EQ(r.error(), "");
     auto node = discover_in(r);
     ASSERT_TRUE(node.ok()) << node.error().message;
-    const std::string golden = testing::source_dir() + "/tests/libxpart/golden/" + name + ".json";
     const json actual = to_json(*node);
-    if (const char* update = std::getenv("XPART_UPDATE_GOLDEN"); update && *update == '1')
-        testing::write_text(golden, actual.dump(2) + "\n");
-    const std::string expected_text = testing::read_text(golden);
-    ASSERT_FALSE(expected_text.empty()) << "missing golden " << golden;
-    EXPECT_EQ(actual, json::parse(expected_text)) << "diff against " << golden;
+    testing::expect_json_golden(testing::source_dir() + "/tests/libxpart/golden/" + name + ".json",
+                                actual, 2);
     // The JSON form reads back to the same node.
     auto back = node_from_json(actual);
     ASSERT_TRUE(back.ok()) << back.error().message;
@@ -78,14 +76,17 @@ TEST(NvidiaDiscovery, EverySpecMigDeviceFoundWithFormulaCapMinors) {
             EXPECT_EQ(uuids.count(p.uuid), 1u) << p.uuid;
             const unsigned gi_minor = 3 + 135 * G + 9 * unsigned(p.gi);
             const unsigned ci_minor = 4 + 135 * G + 9 * unsigned(p.gi) + unsigned(p.ci);
-            ASSERT_EQ(p.device_files.size(), 7u);
+            // Parent, GI cap, CI cap, the three shared control nodes; no monitor cap.
+            ASSERT_EQ(p.device_files.size(), 6u);
             EXPECT_EQ(p.device_files[0], (DeviceFile{"/dev/nvidia" + std::to_string(G), 195, G, false}));
             EXPECT_EQ(p.device_files[1], (DeviceFile{"/dev/nvidia-caps/nvidia-cap" + std::to_string(gi_minor),
                                                      508, gi_minor, false}));
             EXPECT_EQ(p.device_files[2], (DeviceFile{"/dev/nvidia-caps/nvidia-cap" + std::to_string(ci_minor),
                                                      508, ci_minor, false}));
-            EXPECT_EQ(p.device_files[6], (DeviceFile{"/dev/nvidia-caps/nvidia-cap2", 508, 2, true}));
+            EXPECT_EQ(p.device_files[3], (DeviceFile{"/dev/nvidiactl", 195, 255, true}));
         }
+        EXPECT_EQ(g.withheld_files,
+                  (std::vector<DeviceFile>{{"/dev/nvidia-caps/nvidia-cap2", 508, 2, true}}));
     }
     EXPECT_EQ(node->partition_count(), spec_devices);
     // The guide's own example: GI 1 on GPU minor 0 with CIs 0..2 -> nvidia-cap12, 13..15.
@@ -123,6 +124,48 @@ TEST(NvidiaDiscovery, PendingModeChangeIsReportedNotBound) {
     EXPECT_NE(node->warnings[0].find(spec["nvidia"]["gpus"][3]["uuid"].get<std::string>()),
               std::string::npos);
 }
+
+// The monitor cap (nvidia-cap2) lets a process watch every MIG instance of its GPU: a MIG
+// partition gets it only on request (xpart.conf MigMonitorCapability=yes); otherwise the GPU
+// lists it as withheld. Whole GPUs never get it either way.
+struct MonitorCase {
+    const char* name;
+    bool granted;
+};
+
+class MonitorCapabilityTest : public ::testing::TestWithParam<MonitorCase> {};
+
+TEST_P(MonitorCapabilityTest, GivenOnlyWhenRequested) {
+    SimRoot r(testing::read_text(testing::spec_file("mixed-mig-full")));
+    ASSERT_EQ(r.error(), "");
+    DiscoveryOptions options = r.discovery_options();
+    options.mig_monitor_capability = GetParam().granted;
+    auto node = discover(options);
+    ASSERT_TRUE(node.ok()) << node.error().message;
+    std::size_t mig_partitions = 0;
+    for (const Gpu& g : node->gpus) {
+        const bool mig = g.mode == PartitionMode::Mig;
+        // nvidia-caps has a dynamic major: the one of this partition's own GI cap.
+        const unsigned caps_major = mig ? g.partitions.at(0).device_files.at(1).major : 0;
+        const DeviceFile monitor{"/dev/nvidia-caps/nvidia-cap2", caps_major, 2, true};
+        for (const Partition& p : g.partitions) {
+            const auto& files = p.device_files;
+            const bool has = std::find(files.begin(), files.end(), monitor) != files.end();
+            EXPECT_EQ(has, mig && GetParam().granted) << p.uuid;
+            EXPECT_EQ(files.size(), !mig ? 4u : GetParam().granted ? 7u : 6u) << p.uuid;
+            mig_partitions += mig;
+        }
+        const std::vector<DeviceFile> withheld =
+            mig && !GetParam().granted ? std::vector<DeviceFile>{monitor} : std::vector<DeviceFile>{};
+        EXPECT_EQ(g.withheld_files, withheld) << g.uuid;
+    }
+    EXPECT_EQ(mig_partitions, 4u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Setting, MonitorCapabilityTest,
+                         ::testing::Values(MonitorCase{"default_withheld", false},
+                                           MonitorCase{"granted", true}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 TEST(NvidiaDiscovery, LegacyMigUuidsReportedAsGiven) {
     json spec = testing::spec_json("a100-guide");
