@@ -34,6 +34,18 @@ int decode(int status) {
     return -1;
 }
 
+// Two close-on-exec pipes, or neither.
+Status two_pipes(int a[2], int b[2]) {
+    if (pipe2(a, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + std::strerror(errno)};
+    if (pipe2(b, O_CLOEXEC) != 0) {
+        int err = errno;
+        close(a[0]);
+        close(a[1]);
+        return Error{std::string("pipe: ") + std::strerror(err)};
+    }
+    return ok_status();
+}
+
 // The child's side of a fork that execs as another user: default signals, empty mask.
 void reset_signals() {
     sigset_t none;
@@ -154,12 +166,7 @@ Result<SpawnResult> run_with_input(const std::vector<std::string>& argv, const E
                                    const Credentials* as) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     int in[2], out[2];
-    if (pipe2(in, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + std::strerror(errno)};
-    if (pipe2(out, O_CLOEXEC) != 0) {
-        close(in[0]);
-        close(in[1]);
-        return Error{std::string("pipe: ") + std::strerror(errno)};
-    }
+    if (auto s = two_pipes(in, out); !s) return s.error();
     auto pid = spawn(argv, env, in[0], out[1], as);
     close(in[0]);
     close(out[1]);
@@ -222,12 +229,7 @@ Result<ProcessIdentity> spawn_daemon(const DaemonSpec& spec) {
     // report: the middle child sends the daemon's pid, the daemon an errno if it cannot exec
     // (its end closes on exec). go: the caller lets the daemon exec once it has its identity.
     int report[2], go[2];
-    if (pipe2(report, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + std::strerror(errno)};
-    if (pipe2(go, O_CLOEXEC) != 0) {
-        close(report[0]);
-        close(report[1]);
-        return Error{std::string("pipe: ") + std::strerror(errno)};
-    }
+    if (auto s = two_pipes(report, go); !s) return s.error();
     pid_t middle = fork();
     if (middle < 0) {
         for (int fd : {report[0], report[1], go[0], go[1]}) close(fd);

@@ -80,6 +80,17 @@ protected:
         std::error_code ec;
         fs::remove_all(base_, ec);
     }
+    // Daemons as this user, with their directories and records in `dir`.
+    static MpsConfig own_config(const std::string& control, const std::string& dir,
+                                std::chrono::milliseconds timeout) {
+        MpsConfig c;
+        c.control = control;
+        c.dir = dir;
+        c.records = file_record_store(dir + "/daemons");
+        c.user = current_credentials();
+        c.timeout = timeout;
+        return c;
+    }
     std::string base_;
 };
 
@@ -89,14 +100,11 @@ protected:
     void SetUp() override {
         TempDirTest::SetUp();
         real_ = GetParam() == "real";
-        config_.control = real_ ? real_control() : fake_control();
+        config_ = own_config(real_ ? real_control() : fake_control(), base_ + "/step",
+                             std::chrono::milliseconds(5000));
         if (config_.control.empty()) GTEST_SKIP() << "XPART_NVIDIA_NONFREE unset (scripts/nvidia-nonfree)";
         ASSERT_TRUE(fs::exists(config_.control)) << config_.control;
-        config_.dir = base_ + "/step";
         ASSERT_EQ(mkdir(config_.dir.c_str(), 0700), 0);
-        config_.records = file_record_store(config_.dir + "/daemons");
-        config_.user = current_credentials();
-        config_.timeout = std::chrono::milliseconds(5000);
     }
     void TearDown() override {
         if (!config_.control.empty()) (void)stop_daemons(config_);  // whatever a failed test left
@@ -209,12 +217,7 @@ TEST_P(MpsDaemonTest, MissingControlProgramFailsAndLeavesNothingRunning) {
 }
 
 TEST_F(TempDirTest, SlowDaemonTimesOutClearlyAndIsStopped) {
-    MpsConfig c;
-    c.control = fake_control();
-    c.dir = base_;
-    c.records = file_record_store(base_ + "/daemons");
-    c.user = current_credentials();
-    c.timeout = std::chrono::milliseconds(300);
+    MpsConfig c = own_config(fake_control(), base_, std::chrono::milliseconds(300));
     c.extra_env["FAKE_MPS_START_DELAY_MS"] = "3000";
     auto r = start_daemons(c, instances(1));
     ASSERT_FALSE(r.ok());
@@ -244,12 +247,7 @@ struct Sleeper {
 };
 
 TEST_F(TempDirTest, StopSignalsOnlyTheVeryProcessRecorded) {
-    MpsConfig c;
-    c.control = fake_control();
-    c.dir = base_;
-    c.records = file_record_store(base_ + "/daemons");
-    c.user = current_credentials();
-    c.timeout = std::chrono::milliseconds(200);
+    MpsConfig c = own_config(fake_control(), base_, std::chrono::milliseconds(200));
     Sleeper bystander, wedged;
     auto wrong_start = *identify(bystander.pid);
     wrong_start.start_time += 1;  // the pid of a record written before the pid was reused
