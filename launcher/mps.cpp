@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <future>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -235,15 +236,23 @@ Result<MpsStartReport> start_daemons(const MpsConfig& c, const std::vector<MpsIn
         (void)c.records.write(format_records(kept));
         return e;
     };
-    for (const auto& inst : instances) {
-        if (find_record(kept, inst.name)) continue;
-        if (auto s = prepare_instance(c, inst); !s) return undo(s.error());
+    std::vector<MpsInstance> missing;
+    for (const auto& inst : instances)
+        if (!find_record(kept, inst.name)) missing.push_back(inst);
+    // All at once: seven instances should cost about what one does.
+    std::vector<std::optional<MpsDaemonRecord>> spawned(missing.size());
+    auto started = for_each_parallel(missing, [&](const MpsInstance& inst) -> Status {
+        if (auto s = prepare_instance(c, inst); !s) return s;
         DaemonSpec spec{{c.control, "-f"}, daemon_env(c, inst), c.user,
                         mps_log_dir(c, inst.name) + "/control.log", c.dir + "/" + inst.name};
-        auto id = spawn_daemon(spec);  // all at once: seven instances cost about what one does
-        if (!id) return undo(Error{"MPS control daemon for " + inst.uuid + ": " + id.error().message});
-        fresh.push_back({inst.name, inst.uuid, *id});
-    }
+        auto id = spawn_daemon(spec);
+        if (!id) return Error{"MPS control daemon for " + inst.uuid + ": " + id.error().message};
+        spawned[static_cast<std::size_t>(&inst - missing.data())] = MpsDaemonRecord{inst.name, inst.uuid, *id};
+        return ok_status();
+    });
+    for (auto& r : spawned)
+        if (r) fresh.push_back(std::move(*r));
+    if (!started) return undo(started.error());
     std::vector<MpsDaemonRecord> all = kept;
     all.insert(all.end(), fresh.begin(), fresh.end());
     if (auto s = c.records.write(format_records(all)); !s) return undo(s.error());
