@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <memory>
 
+#include "launcher/whole_file.hpp"
+
 namespace xpart::launch {
 namespace {
 
@@ -135,17 +137,7 @@ Result<std::optional<JobLock>> JobDir::lock(bool wait) const {
 }
 
 Result<std::optional<std::string>> JobDir::read_file(const std::string& name) const {
-    UniqueFd fd(openat(dir_fd_->get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd.valid()) {
-        if (errno == ENOENT) return std::optional<std::string>();
-        return Error{path_ + "/" + name + ": " + errno_text()};
-    }
-    std::string out;
-    char buf[4096];
-    ssize_t n;
-    while ((n = read(fd.get(), buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-    if (n < 0) return Error{path_ + "/" + name + ": read: " + errno_text()};
-    return std::optional<std::string>(std::move(out));
+    return read_whole_file(dir_fd_->get(), name, path_ + "/" + name);
 }
 
 bool JobDir::has_file(const std::string& name) const {
@@ -154,18 +146,7 @@ bool JobDir::has_file(const std::string& name) const {
 }
 
 Status JobDir::write_file(const std::string& name, const std::string& content) const {
-    const std::string tmp = name + ".new", shown = path_ + "/" + name;
-    unlinkat(dir_fd_->get(), tmp.c_str(), 0);
-    UniqueFd fd(openat(dir_fd_->get(), tmp.c_str(),
-                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-    if (!fd.valid()) return Error{shown + ": " + errno_text()};
-    if (fchmod(fd.get(), 0644) != 0 ||
-        write(fd.get(), content.data(), content.size()) != static_cast<ssize_t>(content.size()))
-        return Error{shown + ": write: " + errno_text()};
-    fd.reset();
-    if (renameat(dir_fd_->get(), tmp.c_str(), dir_fd_->get(), name.c_str()) != 0)
-        return Error{shown + ": rename: " + errno_text()};
-    return ok_status();
+    return write_whole_file(dir_fd_->get(), name, content, 0644, path_ + "/" + name);
 }
 
 Status JobDir::remove() const {

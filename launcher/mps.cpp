@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "launcher/spawn.hpp"
+#include "launcher/whole_file.hpp"
 #include "libxpart/text.hpp"
 
 namespace xpart::launch {
@@ -182,29 +183,9 @@ Result<std::vector<MpsDaemonRecord>> parse_records(const std::string& text, cons
 
 RecordStore file_record_store(const std::string& path) {
     RecordStore s;
-    s.read = [path]() -> Result<std::optional<std::string>> {
-        int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0) {
-            if (errno == ENOENT) return std::optional<std::string>();
-            return Error{path + ": " + std::strerror(errno)};
-        }
-        std::string out;
-        char buf[4096];
-        ssize_t n;
-        while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-        close(fd);
-        return std::optional<std::string>(std::move(out));
-    };
-    s.write = [path](const std::string& content) -> Status {
-        const std::string tmp = path + ".new";
-        unlink(tmp.c_str());
-        int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0) return Error{tmp + ": " + std::strerror(errno)};
-        bool ok = write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
-        close(fd);
-        if (!ok || rename(tmp.c_str(), path.c_str()) != 0)
-            return Error{path + ": " + std::strerror(errno)};
-        return ok_status();
+    s.read = [path] { return read_whole_file(AT_FDCWD, path, path); };
+    s.write = [path](const std::string& content) {
+        return write_whole_file(AT_FDCWD, path, content, 0600, path);
     };
     return s;
 }
