@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <algorithm>
 #include <memory>
 
 #include "launcher/whole_file.hpp"
@@ -145,6 +146,17 @@ bool JobDir::has_file(const std::string& name) const {
     return fstatat(dir_fd_->get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+std::vector<std::string> JobDir::file_names() const {
+    std::vector<std::string> names;
+    std::unique_ptr<DIR, int (*)(DIR*)> entries(fdopendir(dup(dir_fd_->get())), closedir);
+    if (!entries) return names;
+    while (dirent* e = readdir(entries.get()))
+        if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..") && std::strcmp(e->d_name, kUserLeaf))
+            names.emplace_back(e->d_name);
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
 Status JobDir::write_file(const std::string& name, const std::string& content) const {
     return write_whole_file(dir_fd_->get(), name, content, 0644, path_ + "/" + name);
 }
@@ -175,15 +187,8 @@ Status JobDir::remove() const {
         // Root's files (the `ended` mark among them) stay with it, for that cleanup.
         if (!gone) return Error{leaf + ": rmdir: " + errno_text()};
     }
-    std::unique_ptr<DIR, int (*)(DIR*)> entries(fdopendir(dup(dir_fd_->get())), closedir);
-    if (entries) {
-        std::vector<std::string> names;
-        while (dirent* e = readdir(entries.get()))
-            if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..") && std::strcmp(e->d_name, kUserLeaf))
-                names.emplace_back(e->d_name);
-        for (const auto& n : names)
-            if (unlinkat(dir_fd_->get(), n.c_str(), 0) != 0) note(path_ + "/" + n + ": " + errno_text());
-    }
+    for (const auto& n : file_names())
+        if (unlinkat(dir_fd_->get(), n.c_str(), 0) != 0) note(path_ + "/" + n + ": " + errno_text());
     if (errors.empty() && unlinkat(run_fd_->get(), ("job_" + job_id_).c_str(), AT_REMOVEDIR) != 0)
         note(path_ + ": rmdir: " + errno_text());
     if (!errors.empty()) return Error{errors};

@@ -53,6 +53,8 @@ public:
     Result<std::optional<std::string>> read_file(const std::string& name) const;
     Status write_file(const std::string& name, const std::string& content) const;
     bool has_file(const std::string& name) const;
+    // Root's files in the job directory (user/ not among them), sorted.
+    std::vector<std::string> file_names() const;
     // Empties user/ as its owner, then removes user/, root's files and the job directory.
     Status remove() const;
 

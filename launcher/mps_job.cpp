@@ -7,11 +7,33 @@
 #include <cstring>
 #include <filesystem>
 
+#include "libxpart/text.hpp"
+
 namespace xpart::launch {
 namespace {
 
 namespace fs = std::filesystem;
 constexpr const char* kEnded = "ended";
+constexpr const char* kStepRecordsPrefix = "mps.step_";
+
+std::string step_records(const std::string& step_id) { return kStepRecordsPrefix + step_id; }
+
+MpsConfig step_mps_config(const JobDir& job, const std::string& step_id, const MpsJobOptions& o) {
+    MpsConfig c = managed_mps_config(job, o);
+    c.dir = job.user_dir() + "/mps_step_" + step_id;
+    const std::string name = step_records(step_id);
+    c.records.read = [job, name] { return job.read_file(name); };
+    c.records.write = [job, name](const std::string& text) { return job.write_file(name, text); };
+    return c;
+}
+
+// Root's daemons of one step (stop_daemons empties its records unless one survived).
+void stop_step(const MpsJobOptions& o, const JobDir& job, const std::string& step_id,
+               MpsJobStopReport& report) {
+    auto r = stop_daemons(step_mps_config(job, step_id, o));
+    report.notes.insert(report.notes.end(), r.notes.begin(), r.notes.end());
+    report.survivors.insert(report.survivors.end(), r.survivors.begin(), r.survivors.end());
+}
 
 std::vector<std::string> step_dirs(const std::string& base, const std::string& prefix) {
     std::vector<std::string> out;
@@ -59,6 +81,9 @@ MpsJobStopReport finish(const MpsJobOptions& o, const JobDir& job, const Credent
         report.notes.insert(report.notes.end(), r.notes.begin(), r.notes.end());
         report.survivors = r.survivors;
     }
+    for (const auto& name : job.file_names())
+        if (name.rfind(kStepRecordsPrefix, 0) == 0)
+            stop_step(o, job, name.substr(std::string(kStepRecordsPrefix).size()), report);
     stop_rank_daemons(o, job.user(), step_dirs(job.user_dir(), "step_"), report.notes);
     if (tmp_user)
         stop_rank_daemons(o, *tmp_user,
@@ -118,6 +143,42 @@ MpsJobStopReport stop_job_daemons(const MpsJobOptions& o, const std::string& job
     auto lock = (*job)->lock(true);
     if (!lock) return {true, {lock.error().message}, {}};
     return finish(o, **job, user);
+}
+
+Result<MpsConfig> start_step_daemons(const MpsJobOptions& o, const std::string& job_id,
+                                     const std::string& step_id, const Credentials& user,
+                                     const std::vector<MpsInstance>& instances, bool& managed,
+                                     MpsStartReport& report) {
+    if (auto s = check_job_id(step_id); !s) return Error{"step id: " + s.error().message};
+    auto job = prepare_job(o, job_id, user);
+    if (!job) return job.error();
+    auto lock = job->lock(true);
+    if (!lock) return lock.error();
+    if (job->has_file(kEnded)) return Error{"job " + job_id + " is ending: no MPS daemon started"};
+    if (auto failed = job->read_file(kMpsFailed); failed && *failed)
+        return Error{trim(**failed)};
+    managed = job->has_file(kMpsRecords);
+    if (managed) return managed_mps_config(*job, o);
+    MpsConfig c = step_mps_config(*job, step_id, o);
+    auto started = start_daemons(c, instances);
+    if (!started) return started.error();
+    report = std::move(*started);
+    return c;
+}
+
+MpsJobStopReport stop_step_daemons(const MpsJobOptions& o, const std::string& job_id,
+                                   const std::string& step_id) {
+    MpsJobStopReport report;
+    auto job = JobDir::open(o.run_dir, job_id);
+    if (!job || !*job) {
+        if (!job) report.notes.push_back(job.error().message);
+        return report;
+    }
+    report.had_job_dir = true;
+    auto lock = (*job)->lock(true);
+    if (!lock) return {true, {lock.error().message}, {}};
+    if ((*job)->has_file(step_records(step_id))) stop_step(o, **job, step_id, report);
+    return report;
 }
 
 std::vector<std::string> cleanup_ended_jobs(const MpsJobOptions& o) {

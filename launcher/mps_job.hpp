@@ -6,6 +6,8 @@
 //   <job dir>/ended            root's: the Epilog began; a later cleanup may finish it
 //   <job dir>/user/mps/<inst>/ the daemons' pipe and log directories
 //   <job dir>/user/step_<s>/   daemons ranks started themselves (xpart launch --mps)
+//   <job dir>/mps.step_<s>     root's: daemons slurmstepd started for a step (--xpart-mps),
+//   <job dir>/user/mps_step_<s>/<inst>/   with their pipe and log directories here
 // Root signals only processes recorded in its own file and still the same (pid, start time,
 // uid); the ranks' daemons, recorded in the user's place, are stopped by a child that became
 // the user. A user can therefore make root act on nothing but the user's own files and
@@ -52,6 +54,18 @@ struct MpsJobStopReport {
 // kept in /tmp when the site has no Prolog hook; nullptr: skip those.
 MpsJobStopReport stop_job_daemons(const MpsJobOptions& o, const std::string& job_id,
                                   const Credentials* user);
+
+// --xpart-mps, slurmstepd before the step's tasks fork: the Prolog's daemons when it started
+// them (an error when its start failed), else the step's own, started as the user and
+// recorded in root's mps.step_<s>. `managed` tells which.
+Result<MpsConfig> start_step_daemons(const MpsJobOptions& o, const std::string& job_id,
+                                     const std::string& step_id, const Credentials& user,
+                                     const std::vector<MpsInstance>& instances, bool& managed,
+                                     MpsStartReport& report);
+// slurmstepd at the step's end (also when its tasks were killed): stops the step's own
+// daemons; the job directory stays for the Epilog.
+MpsJobStopReport stop_step_daemons(const MpsJobOptions& o, const std::string& job_id,
+                                   const std::string& step_id);
 
 // Prolog/Epilog: finishes the job directories whose Epilog began but did not end (marked
 // `ended`, lock free). A directory of a job that may still run is never touched.

@@ -1,6 +1,6 @@
 # XPART_CHECK_SLURM: find the installed Slurm and a source tree of exactly that version.
 # Sets build_gres_plugin, SLURM_SOURCE, SLURM_BUILD, SLURM_PLUGINDIR, SLURM_VERSION_STRING,
-# SLURM_CPPFLAGS, and the automake conditional BUILD_GRES_PLUGIN.
+# SLURM_CPPFLAGS, and the automake conditionals BUILD_GRES_PLUGIN and BUILD_SPANK_PLUGIN.
 AC_DEFUN([XPART_CHECK_SLURM], [
   AC_ARG_WITH([slurm-source],
     [AS_HELP_STRING([--with-slurm-source=DIR],
@@ -44,6 +44,12 @@ AC_DEFUN([XPART_CHECK_SLURM], [
     SLURM_CPPFLAGS="-DHAVE_CONFIG_H -I$SLURM_SOURCE -I$SLURM_SOURCE/src/common"
     build_gres_plugin=yes
   ])
+  # The SPANK plugin needs only the public spank.h of the installed Slurm.
+  build_spank_plugin=no
+  AS_IF([test -n "$installed_ver" && test -r "$SLURM_INCLUDEDIR/slurm/spank.h"], [build_spank_plugin=yes])
+  AM_CONDITIONAL([BUILD_SPANK_PLUGIN], [test "x$build_spank_plugin" = xyes])
+  AS_IF([test "x$SLURM_INCLUDEDIR" != x/usr/include], [SLURM_SPANK_CPPFLAGS="-I$SLURM_INCLUDEDIR"])
+  AC_SUBST([SLURM_SPANK_CPPFLAGS])
   # Debian's own plugins (stock gres_gpu.so, libslurmfull.so): the integration tests and the
   # benchmark compare against them and list them after ours in PluginDir.
   SLURM_STOCK_PLUGINDIR=""

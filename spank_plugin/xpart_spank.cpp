@@ -1,0 +1,235 @@
+// xpart.so, the SPANK plugin: per-task binding, confinement and MPS from inside slurmstepd,
+// where Slurm runs plugins as root before it drops to the user. Glue only: each entry point
+// reads what Slurm hands it, calls launcher/step_session.hpp, and logs its one line. No
+// exception leaves an entry point; every failure fails the step (fail closed) except at the
+// end, where it is logged.
+//
+// Where each part runs (Slurm 22.05/24.11 slurmstepd, see spank(8)):
+//   slurm_spank_init            every context: options; site defaults from plugstack.conf
+//   slurm_spank_init_post_opt   remote, root, before the tasks fork: plan; MPS daemons
+//   slurm_spank_task_post_fork  remote, root, task in its cgroups, not yet exec'd: confine
+//   slurm_spank_task_init       remote, in the task as the user, after gres/gpu: environment
+//   slurm_spank_task_exit       remote, root: the task's cgroup
+//   slurm_spank_exit            remote, root, at the step's end: what is left, MPS daemons
+//   slurm_spank_job_epilog      Epilog, root: the job's MPS daemons and directory
+// spank.h declares the entry points before its own extern "C" block.
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+}
+
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launcher/mps_job.hpp"
+#include "launcher/step_session.hpp"
+
+// The build hides every symbol (-fvisibility=hidden); these are what Slurm's loader looks up.
+#define XPART_EXPORT __attribute__((visibility("default")))
+extern "C" {
+XPART_EXPORT extern const char plugin_name[];
+XPART_EXPORT extern const char plugin_type[];
+XPART_EXPORT extern const unsigned int plugin_version;
+XPART_EXPORT extern const unsigned int spank_plugin_version;
+SPANK_PLUGIN(xpart, 1)
+}
+
+namespace {
+
+using namespace xpart::launch;
+
+std::optional<StepOptions> g_options;      // site defaults, then the user's options
+std::optional<StepSession> g_session;      // remote context: this step on this node
+std::vector<std::string> g_user_options;   // "name=value" as given, applied after the site's
+
+int remember(int val, const char* optarg, int remote);
+
+// has_arg 2: the value is optional (--xpart-confine alone means yes).
+struct spank_option g_spank_options[] = {
+    {const_cast<char*>("xpart-bind"), const_cast<char*>("rank|closest|none"),
+     const_cast<char*>("xpart: give each task its own GPU partition (closest: near its CPUs)"),
+     1, 0, remember},
+    {const_cast<char*>("xpart-confine"), const_cast<char*>("[yes|no]"),
+     const_cast<char*>("xpart: each task can open only its own partition's device files"),
+     2, 1, remember},
+    {const_cast<char*>("xpart-mps"), const_cast<char*>("[yes|no]"),
+     const_cast<char*>("xpart: one CUDA MPS control daemon per MIG GPU instance of the step"),
+     2, 2, remember},
+    SPANK_OPTIONS_TABLE_END};
+
+int remember(int val, const char* optarg, int) {
+    if (val < 0 || val > 2) return -1;
+    g_user_options.push_back(std::string(g_spank_options[val].name) + "=" + (optarg ? optarg : ""));
+    return 0;
+}
+
+template <class F>
+int guarded(const char* where, F&& body) {
+    try {
+        return body();
+    } catch (const std::exception& e) {
+        slurm_error("xpart: %s: internal error: %s", where, e.what());
+    } catch (...) {
+        slurm_error("xpart: %s: internal error", where);
+    }
+    return -1;
+}
+
+// Site defaults, then the user's options over them; one line on error.
+int effective_options() {
+    if (!g_options) return -1;
+    for (const auto& o : g_user_options) {
+        const auto eq = o.find('=');
+        if (auto s = apply_user_option(*g_options, o.substr(0, eq), o.substr(eq + 1)); !s) {
+            slurm_error("xpart: %s", s.error().message.c_str());
+            return -1;
+        }
+    }
+    g_user_options.clear();
+    return 0;
+}
+
+template <class T>
+bool item(spank_t sp, spank_item_t what, T& out) {
+    return spank_get_item(sp, what, &out) == ESPANK_SUCCESS;
+}
+
+EnvMap job_env(spank_t sp) {
+    char** env = nullptr;
+    if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !env) return {};
+    return env_from_environ(env);
+}
+
+bool is_task_step(uint32_t step) {
+    return step != SLURM_BATCH_SCRIPT && step != SLURM_EXTERN_CONT && step != SLURM_INTERACTIVE_STEP;
+}
+
+int begin_step(spank_t sp) {
+    if (effective_options() != 0) return -1;
+    uint32_t job = 0, step = 0, tasks = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    if (!item(sp, S_JOB_ID, job) || !item(sp, S_JOB_STEPID, step) ||
+        !item(sp, S_JOB_LOCAL_TASK_COUNT, tasks) || !item(sp, S_JOB_UID, uid) || !item(sp, S_JOB_GID, gid)) {
+        slurm_error("xpart: cannot read the step's identity from slurmstepd");
+        return -1;
+    }
+    if (!is_task_step(step) || !g_options->active()) return 0;
+    StepIdentity id{std::to_string(job), std::to_string(step), {uid, gid}, static_cast<int>(tasks)};
+    auto session = StepSession::begin(*g_options, xpart::RootFs::from_env(), job_env(sp), id);
+    if (!session) {
+        slurm_error("xpart: step %u.%u: %s", job, step, session.error().message.c_str());
+        return -1;
+    }
+    for (const auto& n : session->notes()) slurm_info("xpart: step %u.%u: %s", job, step, n.c_str());
+    g_session.emplace(std::move(*session));
+    return 0;
+}
+
+int task_id(spank_t sp) {
+    int id = -1;
+    return item(sp, S_TASK_ID, id) ? id : -1;
+}
+
+}  // namespace
+
+extern "C" {
+
+XPART_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) {
+    return guarded("init", [&] {
+        for (int i = 0; g_spank_options[i].name; ++i)
+            if (spank_option_register(sp, &g_spank_options[i]) != ESPANK_SUCCESS) {
+                slurm_error("xpart: cannot register --%s", g_spank_options[i].name);
+                return -1;
+            }
+        auto site = parse_site_args(std::vector<std::string>(av, av + ac));
+        if (!site) {
+            slurm_error("xpart: %s", site.error().message.c_str());
+            return -1;
+        }
+        g_options = std::move(*site);
+        return 0;
+    });
+}
+
+XPART_EXPORT int slurm_spank_init_post_opt(spank_t sp, int, char**) {
+    if (spank_context() != S_CTX_REMOTE) return 0;
+    return guarded("init_post_opt", [&] { return begin_step(sp); });
+}
+
+XPART_EXPORT int slurm_spank_task_post_fork(spank_t sp, int, char**) {
+    if (!g_session || !g_session->binds()) return 0;
+    return guarded("task_post_fork", [&] {
+        const int id = task_id(sp);
+        pid_t pid = 0;
+        if (id < 0 || !item(sp, S_TASK_PID, pid)) {
+            slurm_error("xpart: cannot read the task's id and pid");
+            return -1;
+        }
+        if (auto s = g_session->confine(id, pid); !s) {
+            slurm_error("xpart: task %d: %s", id, s.error().message.c_str());
+            return -1;
+        }
+        return 0;
+    });
+}
+
+XPART_EXPORT int slurm_spank_task_init(spank_t sp, int, char**) {
+    if (!g_session || !g_session->binds()) return 0;
+    return guarded("task_init", [&] {
+        const int id = task_id(sp);
+        if (id < 0) return -1;
+        for (const auto& c : g_session->env(id, job_env(sp))) {
+            spank_err_t rc = c.value ? spank_setenv(sp, c.name.c_str(), c.value->c_str(), 1)
+                                     : spank_unsetenv(sp, c.name.c_str());
+            if (rc != ESPANK_SUCCESS) {
+                slurm_error("xpart: task %d: cannot set %s", id, c.name.c_str());
+                return -1;
+            }
+        }
+        return 0;
+    });
+}
+
+XPART_EXPORT int slurm_spank_task_exit(spank_t sp, int, char**) {
+    if (!g_session) return 0;
+    return guarded("task_exit", [&] {
+        const int id = task_id(sp);
+        if (auto s = g_session->task_ended(id); !s)
+            slurm_error("xpart: task %d: %s", id, s.error().message.c_str());
+        return 0;
+    });
+}
+
+XPART_EXPORT int slurm_spank_exit(spank_t, int, char**) {
+    if (!g_session) return 0;
+    return guarded("exit", [&] {
+        for (const auto& p : g_session->end()) slurm_error("xpart: %s", p.c_str());
+        g_session.reset();
+        return 0;
+    });
+}
+
+XPART_EXPORT int slurm_spank_job_epilog(spank_t sp, int, char**) {
+    return guarded("job_epilog", [&] {
+        if (!g_options) return 0;
+        uint32_t job = 0;
+        uid_t uid = 0;
+        gid_t gid = 0;
+        if (!item(sp, S_JOB_ID, job) || !item(sp, S_JOB_UID, uid) || !item(sp, S_JOB_GID, gid)) return 0;
+        MpsJobOptions o;
+        o.run_dir = g_options->run_dir;
+        o.control = g_options->mps_control;
+        o.timeout = g_options->mps_timeout;
+        const Credentials user{uid, gid};
+        auto r = stop_job_daemons(o, std::to_string(job), &user);
+        for (const auto& n : r.notes) slurm_info("xpart: job %u epilog: %s", job, n.c_str());
+        for (const auto& s : r.survivors) slurm_error("xpart: job %u epilog: MPS daemon survived SIGKILL: %s", job, s.c_str());
+        return r.survivors.empty() ? 0 : -1;
+    });
+}
+
+}  // extern "C"
