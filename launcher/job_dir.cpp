@@ -150,6 +150,7 @@ std::vector<std::string> JobDir::file_names() const {
     std::vector<std::string> names;
     std::unique_ptr<DIR, int (*)(DIR*)> entries(fdopendir(dup(dir_fd_->get())), closedir);
     if (!entries) return names;
+    rewinddir(entries.get());  // the dup shares its offset with every earlier listing
     while (dirent* e = readdir(entries.get()))
         if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..") && std::strcmp(e->d_name, kUserLeaf))
             names.emplace_back(e->d_name);

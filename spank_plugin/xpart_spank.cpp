@@ -60,9 +60,17 @@ struct spank_option g_spank_options[] = {
      2, 2, remember},
     SPANK_OPTIONS_TABLE_END};
 
+// Checked at once, so srun/sbatch refuse a bad value before anything is allocated; applied
+// over the site's defaults once all are known (init_post_opt).
 int remember(int val, const char* optarg, int) {
     if (val < 0 || val > 2) return -1;
-    g_user_options.push_back(std::string(g_spank_options[val].name) + "=" + (optarg ? optarg : ""));
+    const std::string name = g_spank_options[val].name, value = optarg ? optarg : "";
+    StepOptions scratch;
+    if (auto s = apply_user_option(scratch, name, value); !s) {
+        slurm_error("xpart: %s", s.error().message.c_str());
+        return -1;
+    }
+    g_user_options.push_back(name + "=" + value);
     return 0;
 }
 
@@ -213,17 +221,22 @@ XPART_EXPORT int slurm_spank_exit(spank_t, int, char**) {
     });
 }
 
-XPART_EXPORT int slurm_spank_job_epilog(spank_t sp, int, char**) {
+// slurm_spank_init is not called in the job script context: the arguments are parsed here.
+XPART_EXPORT int slurm_spank_job_epilog(spank_t sp, int ac, char** av) {
     return guarded("job_epilog", [&] {
-        if (!g_options) return 0;
+        auto site = parse_site_args(std::vector<std::string>(av, av + ac));
+        if (!site) {
+            slurm_error("xpart: %s", site.error().message.c_str());
+            return -1;
+        }
         uint32_t job = 0;
         uid_t uid = 0;
         gid_t gid = 0;
         if (!item(sp, S_JOB_ID, job) || !item(sp, S_JOB_UID, uid) || !item(sp, S_JOB_GID, gid)) return 0;
         MpsJobOptions o;
-        o.run_dir = g_options->run_dir;
-        o.control = g_options->mps_control;
-        o.timeout = g_options->mps_timeout;
+        o.run_dir = site->run_dir;
+        o.control = site->mps_control;
+        o.timeout = site->mps_timeout;
         const Credentials user{uid, gid};
         auto r = stop_job_daemons(o, std::to_string(job), &user);
         for (const auto& n : r.notes) slurm_info("xpart: job %u epilog: %s", job, n.c_str());

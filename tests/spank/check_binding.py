@@ -1,0 +1,59 @@
+#!/usr/bin/python3
+# check_binding.py NODE_JSON ROOT MODE < task reports: for every task, the partitions it was
+# told of must be exactly the partitions it can open (MODE "exact"), or a subset of them
+# ("advisory": --xpart-confine=no, the environment only advises). A partition is openable when
+# every device file only it has (its MIG CI capability, its XCP render node) opens.
+# Prints one line per task; exits 1 on the first violation.
+import json, sys
+node = json.load(open(sys.argv[1]))
+root, mode = sys.argv[2], sys.argv[3]
+
+# Records in the gres plugin's order (GPUs with a pending MIG change register none).
+records = [(g, p) for g in node["gpus"] if g["mode"] != "mig-pending" for p in g["partitions"]]
+count = {}
+for g, p in records:
+    for f in p["device_files"]:
+        count[f["path"]] = count.get(f["path"], 0) + 1
+own = [[root + f["path"] for f in p["device_files"] if count[f["path"]] == 1] for g, p in records]
+by_uuid = {p["uuid"]: i for i, (g, p) in enumerate(records) if g["vendor"] == "nvidia"}
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+tasks = [json.loads(l) for l in sys.stdin if l.startswith("{")]
+if not tasks:
+    fail("no task reported")
+for t in sorted(tasks, key=lambda t: int(t["env"]["SLURM_LOCALID"])):
+    env, opened = t["env"], t["open"]
+    tid = env["SLURM_LOCALID"]
+    openable = {i for i, files in enumerate(own)
+                if files and all(opened.get(f) in ("OK", "ENXIO") for f in files)}
+    for i, files in enumerate(own):
+        if any(opened.get(f) not in ("OK", "ENXIO", "EPERM") for f in files):
+            fail(f"task {tid}: unexpected open() result {[opened.get(f) for f in files]}")
+    slurm = {int(x) for x in env.get("SLURM_STEP_GPUS", "").split(",") if x != ""}
+    told = set()
+    if "CUDA_VISIBLE_DEVICES" in env:
+        for tok in env["CUDA_VISIBLE_DEVICES"].split(","):
+            if tok not in by_uuid:
+                fail(f"task {tid}: CUDA_VISIBLE_DEVICES token {tok} is not a partition of this node")
+            told.add(by_uuid[tok])
+    if "ROCR_VISIBLE_DEVICES" in env:
+        # ROCm counts the KFD nodes whose render node this process can open, in KFD order.
+        visible = sorted((i for i in openable if records[i][0]["vendor"] == "amd"),
+                         key=lambda i: records[i][1]["kfd_node"])
+        for tok in env["ROCR_VISIBLE_DEVICES"].split(","):
+            if not tok.isdigit() or int(tok) >= len(visible):
+                fail(f"task {tid}: ROCR_VISIBLE_DEVICES={env['ROCR_VISIBLE_DEVICES']} names no "
+                     f"openable XCP (it can open {len(visible)})")
+            told.add(visible[int(tok)])
+    vendor = env.get("CUDA_VISIBLE_DEVICES", env.get("ROCR_VISIBLE_DEVICES"))
+    if env.get("GPU_DEVICE_ORDINAL") != vendor:
+        fail(f"task {tid}: GPU_DEVICE_ORDINAL={env.get('GPU_DEVICE_ORDINAL')} but the vendor list is {vendor}")
+    if slurm != told:
+        fail(f"task {tid}: SLURM_STEP_GPUS={sorted(slurm)} but the vendor list names {sorted(told)}")
+    ok = told == openable if mode == "exact" else told <= openable and told
+    print(f"task {tid}: told {sorted(told)} openable {sorted(openable)} cgroup {t['cgroup'].rsplit('/', 1)[-1]}")
+    if not ok:
+        fail(f"task {tid}: told {sorted(told)}, can open {sorted(openable)} ({mode})")
