@@ -166,6 +166,14 @@ DeviceOpenable open_probe(const RootFs& root) {
     };
 }
 
+std::optional<std::size_t> rocr_index(const Node& node, const AllottedPartition& part,
+                                      const DeviceOpenable& openable) {
+    const auto visible = rocr_visible(node, openable);
+    for (std::size_t i = 0; i < visible.size(); ++i)
+        if (visible[i].gpu == part.gpu && visible[i].partition == part.partition) return i;
+    return std::nullopt;
+}
+
 Result<Allotment> resolve_allotment(const Node& node, const EnvMap& env,
                                     const DeviceOpenable& openable) {
     Result<Allotment> a = Error{

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,11 @@ using DeviceOpenable = std::function<bool(const DeviceFile&)>;
 // open() probe through the root prefix: EPERM/EACCES = not openable; success, ENXIO or ENODEV
 // (a node without a driver, as in the simulator) = openable.
 DeviceOpenable open_probe(const RootFs& root);
+
+// Where ROCm puts `part` in its numbering (the openable KFD GPU nodes in KFD order); nullopt
+// when this process cannot open its render node.
+std::optional<std::size_t> rocr_index(const Node& node, const AllottedPartition& part,
+                                      const DeviceOpenable& openable);
 
 // Reads, first found: CUDA_VISIBLE_DEVICES (MIG-<uuid>, GPU-<uuid>, legacy
 // MIG-GPU-<uuid>/<gi>/<ci>, or an NVML index of a whole GPU), ROCR_VISIBLE_DEVICES (GPU-<hex>

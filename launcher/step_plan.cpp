@@ -102,11 +102,16 @@ std::vector<AllottedPartition> used_partitions(const StepPlan& step) {
 }
 
 std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap& step_env,
-                                bool confined) {
+                                bool confined, const DeviceOpenable& openable) {
     const RankAssignment& me = step.plan.assignments.at(static_cast<std::size_t>(local_id));
-    const AllottedPartition& mine = step.plan.allotment.partitions[me.slot];
-    EnvMap env = narrow_env(step_env, step.node, mine, confined);
+    AllottedPartition mine = step.plan.allotment.partitions[me.slot];
     const bool nvidia = step.node.gpus[mine.gpu].vendor == Vendor::Nvidia;
+    if (!nvidia && !confined) {
+        // Unconfined, the task sees what Slurm's cgroup leaves it: ROCm's index counts those.
+        auto index = rocr_index(step.node, mine, openable);
+        mine.token = index ? std::to_string(*index) : std::string(kBindNothing);
+    }
+    EnvMap env = narrow_env(step_env, step.node, mine, confined);
     // The ordinal names the same device as the vendor list, as stock Slurm sets it.
     env["GPU_DEVICE_ORDINAL"] = env[nvidia ? "CUDA_VISIBLE_DEVICES" : "ROCR_VISIBLE_DEVICES"];
     env["SLURM_STEP_GPUS"] = step.step_gpus.at(me.slot);

@@ -41,6 +41,7 @@ Status pin(pid_t task, const std::vector<unsigned>& cpus, std::vector<std::strin
 Result<StepSession> StepSession::begin(const StepOptions& options, const RootFs& root,
                                        const EnvMap& step_env, const StepIdentity& id) {
     StepSession s;
+    s.root_ = root;
     s.options_ = options;
     s.id_ = id;
     if (!options.active()) return s;
@@ -79,7 +80,8 @@ Status StepSession::confine(int local_id, pid_t task) {
 
 std::vector<EnvChange> StepSession::env(int local_id, const EnvMap& task_env) const {
     if (!plan_) return {};
-    auto changes = launch::task_env(*plan_, local_id, task_env, options_.effective_confine());
+    auto changes = launch::task_env(*plan_, local_id, task_env, options_.effective_confine(),
+                                    open_probe(root_));
     if (mps_) {
         const auto& used = plan_->plan.allotment.partitions[plan_->plan.assignments.at(
             static_cast<std::size_t>(local_id)).slot];

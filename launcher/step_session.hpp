@@ -45,6 +45,7 @@ public:
 
 private:
     StepOptions options_;
+    RootFs root_;
     StepIdentity id_;
     std::optional<StepPlan> plan_;
     std::optional<MpsConfig> mps_;
