@@ -2,7 +2,7 @@
 // one per NUMA node, then one node per XCP in PCI order), io_links, the PCI device with its
 // partition attributes, DRM render and card nodes (XCPs 1..N under amdgpu_xcp platform
 // devices) and the device nodes. Property key sets and order follow real captures
-// (../shared/fixtures/real/kfd).
+// (tests/fixtures/real/kfd).
 #include <cstdio>
 #include <set>
 

@@ -112,12 +112,12 @@ TEST(AmdDiscovery, MissingPartitionIsWarnedNotInvented) {
               "cpx mode; only those are reported");
 }
 
-// ---- Real captures (../shared/fixtures/real/kfd). They are part of the test data: absence is
+// ---- Real captures (tests/fixtures/real/kfd). They are part of the test data: absence is
 // a failure, not a skip.
 std::string capture_dir(const std::string& name) {
-    const char* shared = std::getenv("XPART_SHARED");
-    if (!shared || !*shared) return {};
-    std::string dir = std::string(shared) + "/fixtures/real/kfd/" + name;
+    const char* fixtures = std::getenv("XPART_FIXTURES");
+    if (!fixtures || !*fixtures) return {};
+    std::string dir = std::string(fixtures) + "/kfd/" + name;
     struct stat st;
     return ::stat(dir.c_str(), &st) == 0 ? dir : std::string();
 }
@@ -135,9 +135,9 @@ void capture_root(const TempRoot& root, const std::string& topology) {
 
 TEST(AmdCapture, Mi300xCpx63Xcps) {
     const std::string dir = capture_dir("mi300x-cpx-8gpu");
-    ASSERT_FALSE(dir.empty()) << "real KFD capture missing: $XPART_SHARED/fixtures/real/kfd/"
-                                 "mi300x-cpx-8gpu (XPART_SHARED='"
-                              << (std::getenv("XPART_SHARED") ? std::getenv("XPART_SHARED") : "")
+    ASSERT_FALSE(dir.empty()) << "real KFD capture missing: $XPART_FIXTURES/kfd/"
+                                 "mi300x-cpx-8gpu (XPART_FIXTURES='"
+                              << (std::getenv("XPART_FIXTURES") ? std::getenv("XPART_FIXTURES") : "")
                               << "'; run through make check)";
     TempRoot root;
     capture_root(root, dir + "/topology");
@@ -176,7 +176,7 @@ TEST(AmdCapture, Mi300xCpx63Xcps) {
 
 TEST(AmdCapture, Mi210EightFullGpus) {
     const std::string dir = capture_dir("mi210-8gpu-xgmi");
-    ASSERT_FALSE(dir.empty()) << "real KFD capture missing: $XPART_SHARED/fixtures/real/kfd/"
+    ASSERT_FALSE(dir.empty()) << "real KFD capture missing: $XPART_FIXTURES/kfd/"
                                  "mi210-8gpu-xgmi (run through make check)";
     TempRoot root;
     capture_root(root, dir);

@@ -155,9 +155,9 @@ TEST_F(AmdTreeTest, PciPartitionAttributesOnlyWhenAsked) {
 // The property keys, in order, are the real ones (MI300X capture: CPU node 0, XCP node 2,
 // io_link). The capture is test data: its absence fails the test.
 TEST_F(AmdTreeTest, PropertyKeysMatchTheRealCapture) {
-    const char* shared = std::getenv("XPART_SHARED");
-    ASSERT_TRUE(shared && *shared) << "XPART_SHARED is not set (run through make check)";
-    const std::string cap = std::string(shared) + "/fixtures/real/kfd/mi300x-cpx-8gpu/topology/nodes/";
+    const char* fixtures = std::getenv("XPART_FIXTURES");
+    ASSERT_TRUE(fixtures && *fixtures) << "XPART_FIXTURES is not set (run through make check)";
+    const std::string cap = std::string(fixtures) + "/kfd/mi300x-cpx-8gpu/topology/nodes/";
     auto capture = [&](const std::string& rel) {
         auto text = RootFs("/").read(cap + rel);
         if (!text) throw std::runtime_error(text.error().message + " (real KFD capture missing)");
@@ -168,8 +168,8 @@ TEST_F(AmdTreeTest, PropertyKeysMatchTheRealCapture) {
     EXPECT_EQ(keys_of(root.read(kNodes + "4/io_links/0/properties")),
               keys_of(capture("2/io_links/0/properties")));
     EXPECT_EQ(keys_of(root.read("/sys/class/kfd/kfd/topology/system_properties")),
-              keys_of(RootFs("/").read(std::string(shared) +
-                                       "/fixtures/real/kfd/mi300x-cpx-8gpu/topology/system_properties")
+              keys_of(RootFs("/").read(std::string(fixtures) +
+                                       "/kfd/mi300x-cpx-8gpu/topology/system_properties")
                           .value()));
 }
 
