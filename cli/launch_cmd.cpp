@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "cgroup/capability.hpp"
 #include "cli/command.hpp"
 #include "launcher/mps_session.hpp"
 #include "launcher/node_source.hpp"
@@ -71,6 +72,11 @@ Result<MpsConfig> mps_config(const LaunchOptions& o, const EnvMap& env, bool& ma
 
 int run_launch(const LaunchOptions& o, const GlobalOptions& global) {
     if (o.command.empty()) return fail("no program given (put it after --)", 2);
+    // Device rules need CAP_SYS_ADMIN (cgroup/capability.hpp): a job's user has none, so say
+    // so once, before anything starts, instead of failing every rank on its first rule.
+    if (o.confine == "rank" && !cgroup::may_set_device_rules())
+        return fail("--confine=rank needs CAP_SYS_ADMIN to set device rules; under Slurm use "
+                    "'srun --xpart-confine' (the xpart SPANK plugin), elsewhere run the launcher as root");
     EnvMap env = env_from_environ(environ);
     auto rank = detect_rank(env);
     if (!rank) return fail(rank.error().message);
@@ -188,7 +194,8 @@ void add_launch_command(CLI::App& app, const GlobalOptions& global, Runner& run)
         ->check(CLI::IsMember({"none", "closest"}));
     cmd->add_option("--confine", o->confine,
                     "none: ranks share what the step may open; rank: each rank in its own child "
-                    "cgroup that can open only its own partition's device files")
+                    "cgroup that can open only its own partition's device files (needs CAP_SYS_ADMIN: "
+                    "under Slurm use srun --xpart-confine)")
         ->check(CLI::IsMember({"none", "rank"}));
     cmd->add_option("--map", o->map,
                     "explicit map: comma list, entry i = partition (environment order) of local rank i");

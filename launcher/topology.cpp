@@ -56,11 +56,15 @@ Result<Topology> Topology::load(const std::string& xml_file, const std::string& 
         impl = make_impl("this machine", [](hwloc_topology_t) { return true; });
     } else {
         // hwloc 2 takes a foreign root only from HWLOC_FSROOT, read during load; it then
-        // reads that tree's /sys and /proc and marks the topology as not this system.
+        // reads that tree's /sys and /proc and marks the topology as not this system. The
+        // root needs the sysfs CPU topology a real node has (xpart-sim writes it). The x86
+        // backend would add this machine's CPUID caches to the other machine's CPUs: off.
         const char* old = std::getenv("HWLOC_FSROOT");
         std::string saved = old ? old : "";
         setenv("HWLOC_FSROOT", fsroot.c_str(), 1);
-        impl = make_impl(fsroot, [](hwloc_topology_t) { return true; });
+        impl = make_impl(fsroot, [](hwloc_topology_t t) {
+            return hwloc_topology_set_components(t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86") == 0;
+        });
         if (old)
             setenv("HWLOC_FSROOT", saved.c_str(), 1);
         else

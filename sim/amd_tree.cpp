@@ -242,8 +242,7 @@ Status write_amd_tree(const NodeSpec& spec, TreeWriter& tree) {
         if (auto st = tree.write_file(dir + "/device", device); !st) return st;
         if (auto st = tree.write_file(dir + "/numa_node", std::to_string(g.numa_node) + "\n"); !st)
             return st;
-        if (auto st = tree.write_file(dir + "/local_cpulist", format_cpu_list(cpus) + "\n"); !st)
-            return st;
+        if (auto st = write_local_cpus(spec, tree, dir, cpus); !st) return st;
         if (g.pci_attributes && g.compute_partition != PartitionMode::Full) {
             const std::string mode = upper_mode(g.compute_partition);
             for (const auto& [file, text] :

@@ -76,9 +76,7 @@ Status write_gpu(const NodeSpec& spec, const NvidiaGpuSpec& g, unsigned irq, uns
     if (auto st = tree.write_file(pci + "/class", kClass3dController); !st) return st;
     if (auto st = tree.write_file(pci + "/numa_node", std::to_string(g.numa_node) + "\n"); !st) return st;
     const NumaSpec* numa = numa_of(spec, g.numa_node);
-    if (auto st = tree.write_file(pci + "/local_cpulist",
-                                  format_cpu_list(numa ? numa->cpus : spec.cpus) + "\n"); !st)
-        return st;
+    if (auto st = write_local_cpus(spec, tree, pci, numa ? numa->cpus : spec.cpus); !st) return st;
     if (auto st = tree.make_char_device("/dev/nvidia" + std::to_string(g.minor), kNvidiaMajor,
                                         g.minor, 0666); !st)
         return st;

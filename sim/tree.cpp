@@ -6,7 +6,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -107,22 +110,120 @@ Status clear_previous_root(const std::string& root) {
 }
 }  // namespace
 
+std::string format_cpu_mask(const std::vector<unsigned>& cpus, unsigned nbits) {
+    if (nbits == 0) nbits = 1;
+    std::vector<std::uint32_t> words((nbits + 31) / 32, 0);
+    for (unsigned c : cpus)
+        if (c < nbits) words[c / 32] |= std::uint32_t{1} << (c % 32);
+    std::string out;
+    char buf[16];
+    for (std::size_t i = words.size(); i-- > 0;) {
+        // The most significant word is only as wide as the bits left in it.
+        const unsigned bits = i + 1 == words.size() && nbits % 32 ? nbits % 32 : 32;
+        std::snprintf(buf, sizeof buf, "%0*x", static_cast<int>((bits + 3) / 4), words[i]);
+        if (!out.empty()) out += ',';
+        out += buf;
+    }
+    return out;
+}
+
+unsigned cpu_id_count(const NodeSpec& spec) {
+    unsigned n = 0;
+    for (unsigned c : spec.cpus) n = std::max(n, c + 1);
+    return n;
+}
+
+Status write_local_cpus(const NodeSpec& spec, TreeWriter& tree, const std::string& pci_dir,
+                        const std::vector<unsigned>& cpus) {
+    if (auto st = tree.write_file(pci_dir + "/local_cpulist", format_cpu_list(cpus) + "\n"); !st) return st;
+    return tree.write_file(pci_dir + "/local_cpus", format_cpu_mask(cpus, cpu_id_count(spec)) + "\n");
+}
+
+namespace {
+// The CPU topology a real node's sysfs shows and hwloc's Linux backend needs (without
+// cpuN/topology it aborts discovery of a foreign root with "failed to find sysfs cpu
+// topology directory"): /sys/devices/system/cpu/{online,possible,present}, per CPU
+// topology/{core,package,die}_{id,cpus,cpus_list} and the old thread/core_siblings names, and
+// the NUMA nodes' cpumap/cpulist with cpuN <-> nodeN links. The spec names CPUs and NUMA
+// nodes only: each CPU is a core of its own (no SMT), each NUMA node one package (socket);
+// CPUs of no NUMA node form one more package.
+Status write_cpu_tree(const NodeSpec& spec, TreeWriter& tree) {
+    const unsigned nbits = cpu_id_count(spec);
+    const std::string sys = "/sys/devices/system";
+    for (const char* f : {"online", "possible", "present"})
+        if (auto st = tree.write_file(sys + "/cpu/" + f, format_cpu_list(spec.cpus) + "\n"); !st) return st;
+    struct Package {
+        int id;
+        int numa;  // -1: none
+        std::vector<unsigned> cpus;
+    };
+    std::vector<Package> packages;
+    std::vector<unsigned> placed;
+    int next_id = 0;
+    for (const auto& n : spec.numa) next_id = std::max(next_id, n.node + 1);
+    for (const auto& n : spec.numa) {
+        Package p{n.node, n.node, {}};
+        for (unsigned c : n.cpus)
+            if (std::find(spec.cpus.begin(), spec.cpus.end(), c) != spec.cpus.end() &&
+                std::find(placed.begin(), placed.end(), c) == placed.end()) {
+                p.cpus.push_back(c);
+                placed.push_back(c);
+            }
+        if (!p.cpus.empty()) packages.push_back(std::move(p));
+    }
+    Package rest{next_id, -1, {}};
+    for (unsigned c : spec.cpus)
+        if (std::find(placed.begin(), placed.end(), c) == placed.end()) rest.cpus.push_back(c);
+    if (!rest.cpus.empty()) packages.push_back(std::move(rest));
+
+    for (const Package& p : packages) {
+        const std::string package_list = format_cpu_list(p.cpus) + "\n";
+        const std::string package_mask = format_cpu_mask(p.cpus, nbits) + "\n";
+        for (std::size_t core = 0; core < p.cpus.size(); ++core) {
+            const unsigned c = p.cpus[core];
+            const std::string cpu = sys + "/cpu/cpu" + std::to_string(c);
+            const std::string own_list = std::to_string(c) + "\n";
+            const std::string own_mask = format_cpu_mask({c}, nbits) + "\n";
+            const std::pair<const char*, std::string> files[] = {
+                {"physical_package_id", std::to_string(p.id) + "\n"},
+                {"die_id", "0\n"},
+                {"core_id", std::to_string(core) + "\n"},
+                {"core_cpus", own_mask}, {"core_cpus_list", own_list},
+                {"thread_siblings", own_mask}, {"thread_siblings_list", own_list},
+                {"die_cpus", package_mask}, {"die_cpus_list", package_list},
+                {"package_cpus", package_mask}, {"package_cpus_list", package_list},
+                {"core_siblings", package_mask}, {"core_siblings_list", package_list}};
+            for (const auto& [name, text] : files)
+                if (auto st = tree.write_file(cpu + "/topology/" + name, text); !st) return st;
+            if (p.numa < 0) continue;
+            const std::string node = "node" + std::to_string(p.numa);
+            if (auto st = tree.make_symlink(cpu + "/" + node, "../../node/" + node); !st) return st;
+            if (auto st = tree.make_symlink(sys + "/node/" + node + "/cpu" + std::to_string(c),
+                                            "../../cpu/cpu" + std::to_string(c));
+                !st)
+                return st;
+        }
+    }
+    std::vector<unsigned> nodes;
+    for (const auto& n : spec.numa) {
+        const std::string dir = sys + "/node/node" + std::to_string(n.node);
+        if (auto st = tree.write_file(dir + "/cpulist", format_cpu_list(n.cpus) + "\n"); !st) return st;
+        if (auto st = tree.write_file(dir + "/cpumap", format_cpu_mask(n.cpus, nbits) + "\n"); !st) return st;
+        nodes.push_back(static_cast<unsigned>(n.node));
+    }
+    std::sort(nodes.begin(), nodes.end());
+    for (const char* f : {"online", "possible"})
+        if (auto st = tree.write_file(sys + "/node/" + f, format_cpu_list(nodes) + "\n"); !st) return st;
+    return ok_status();
+}
+}  // namespace
+
 Status build_tree(const NodeSpec& spec, const std::string& root) {
     TreeWriter tree(root);
     if (auto st = clear_previous_root(root); !st) return st;
     if (auto st = tree.make_dirs(""); !st) return st;
     if (auto st = tree.write_file(std::string("/") + kRootMarker, spec.name + "\n"); !st) return st;
-    // NUMA nodes: /sys/devices/system/node/nodeN/cpulist, as the kernel shows them.
-    std::string online;
-    for (const auto& n : spec.numa) {
-        std::string dir = "/sys/devices/system/node/node" + std::to_string(n.node);
-        if (auto st = tree.write_file(dir + "/cpulist", format_cpu_list(n.cpus) + "\n"); !st) return st;
-        online += (online.empty() ? "" : ",") + std::to_string(n.node);
-    }
-    if (auto st = tree.write_file("/sys/devices/system/node/online", online + "\n"); !st) return st;
-    if (auto st = tree.write_file("/sys/devices/system/cpu/online",
-                                  format_cpu_list(spec.cpus) + "\n"); !st)
-        return st;
+    if (auto st = write_cpu_tree(spec, tree); !st) return st;
     if (!spec.nvidia.empty())
         if (auto st = write_nvidia_tree(spec, tree); !st) return st;
     if (!spec.amd.empty())

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "libxpart/result.hpp"
 #include "sim/spec.hpp"
@@ -35,6 +36,15 @@ private:
 
 // Marks a root built by xpart-sim; only such a root may be rebuilt in place.
 constexpr const char* kRootMarker = ".xpart-sim-root";
+
+// A CPU set as the kernel prints a cpumask (cpumap, local_cpus, package_cpus): 32-bit hex
+// words, most significant first, separated by commas, `nbits` (nr_cpu_ids) wide.
+std::string format_cpu_mask(const std::vector<unsigned>& cpus, unsigned nbits);
+// The node's nr_cpu_ids: its highest CPU + 1.
+unsigned cpu_id_count(const NodeSpec& spec);
+// A PCI device's CPUs near it: local_cpulist and local_cpus (the mask hwloc reads).
+Status write_local_cpus(const NodeSpec& spec, TreeWriter& tree, const std::string& pci_dir,
+                        const std::vector<unsigned>& cpus);
 
 // Builds the whole tree under `root` (created if missing; must be empty, absent, or an earlier
 // xpart-sim root, which is removed first).

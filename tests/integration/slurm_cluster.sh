@@ -2,7 +2,8 @@
 # unique ClusterName, NodeNames, ports and one temporary directory; everything is removed
 # on exit (daemons by PID, slurm_<node> cgroups depth first, the directory).
 # Source it, then: cluster_init; cluster_node NAME GRES [GRES.CONF LINES...]; cluster_start
-# PLUGINDIR; run jobs with xsrun/xsbatch; cluster_stop (also run by the EXIT trap).
+# PLUGINDIR; cluster_user SHORT and run jobs as that user (as_user); cluster_stop (also run by
+# the EXIT trap).
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "PASS: $*"; }
@@ -138,13 +139,21 @@ cluster_dump() {
 }
 
 # cluster_user SHORT: an unprivileged user unique to this cluster (XP_USER_<SHORT> is its
-# name), removed with its processes by cluster_stop. Jobs are submitted as such users, as on a
-# real site; only the daemons run as root.
+# name), removed with its processes by cluster_stop, and a directory of its own for what its
+# jobs write, $XP_DIR/user_<SHORT> (XP_UDIR_<SHORT>). Jobs are submitted as such users, as on
+# a real site; only the daemons and admin commands (scontrol, sinfo, slurmd -G) run as root.
+# The user must reach the build and source trees (XPART_BUILDDIR, XPART_SRCDIR) its jobs run
+# programs from: a tree under a 0700 home such as /root is one clear failure here.
 cluster_user() {
-  local name="${XP_CLUSTER}$1"
+  local name="${XP_CLUSTER}$1" dir="$XP_DIR/user_$1" tree
   useradd -M -N -d / -s /bin/sh "$name" || fail "useradd $name"
   XP_USERS+=("$name")
-  eval "XP_USER_$1=$name"
+  eval "XP_USER_$1=$name XP_UDIR_$1=$dir"
+  install -d -o "$name" -g "$(id -g "$name")" -m 755 "$dir"
+  for tree in ${XPART_BUILDDIR:-} ${XPART_SRCDIR:-}; do
+    as_user "$name" test -r "$tree" -a -x "$tree" ||
+      fail "user $name cannot read $tree: jobs run as an unprivileged user, so the build and source trees must be readable by others (not under a 0700 home such as /root)"
+  done
 }
 # as_user NAME COMMAND...: runs COMMAND as NAME (its own uid and primary group, no other
 # groups), with this environment (SLURM_CONF included).

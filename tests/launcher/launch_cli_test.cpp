@@ -2,7 +2,9 @@
 // variables the tests set (as srun would), the fake MPS daemon for --mps.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <linux/capability.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,8 +61,10 @@ struct Proc {
 
 // Starts `xpart args...` with this process's environment plus `extra`, in the cgroup whose
 // cgroup.procs file is `enter` when one is given.
+// `in_child` runs in the child just before exec.
 Proc start_xpart(const std::vector<std::string>& args, const EnvMap& extra, const std::string& dir,
-                 const std::string& tag, const std::string& enter = "") {
+                 const std::string& tag, const std::string& enter = "",
+                 const std::function<void()>& in_child = {}) {
     EnvMap env = env_from_environ(environ);
     for (const char* v : {"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "SLURM_STEP_GPUS",
                           "SLURM_JOB_GPUS", "SLURM_JOB_ID", "SLURM_JOB_UID", "SLURM_JOB_GID",
@@ -80,6 +84,7 @@ Proc start_xpart(const std::vector<std::string>& args, const EnvMap& extra, cons
         dup2(o, 1);
         dup2(e, 2);
         if (!enter.empty() && !(std::ofstream(enter) << getpid()).flush()) _exit(125);
+        if (in_child) in_child();
         std::vector<char*> a, en;
         for (auto& s : argv) a.push_back(s.data());
         a.push_back(nullptr);
@@ -682,6 +687,38 @@ TEST_F(LaunchCliTest, ConfineFailureRunsNothing) {
     EXPECT_EQ(err.rfind("xpart launch: --confine=rank: ", 0), 0u) << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
     EXPECT_FALSE(fs::exists(marker)) << "the program ran unconfined";
+}
+
+// Without CAP_SYS_ADMIN (a job's user; here, as root, the capability is dropped from the
+// bounding set, so exec does not give it back) the kernel refuses every device rule, so
+// --confine=rank refuses up front: one line naming what works instead, exit 1, no cgroup,
+// the program never runs.
+TEST_F(LaunchCliTest, ConfineWithoutCapSysAdminRefusesUpFront) {
+    EnvMap env = slurm_rank(0, 1, 0, 0, "1");
+    env["CUDA_VISIBLE_DEVICES"] = mig_uuid(0, 7);
+    const std::string marker = dir_ + "/ran";
+    auto drop_cap = [] {
+        if (geteuid() == 0 && prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) != 0) _exit(124);
+    };
+    Proc p = start_xpart(launch({"--verbose", "--confine=rank", "--", "touch", marker}), env, dir_,
+                         "nocap", "", drop_cap);
+    EXPECT_EQ(finish(p), 1);
+    EXPECT_EQ(slurp(p.err),
+              "xpart launch: --confine=rank needs CAP_SYS_ADMIN to set device rules; under Slurm use "
+              "'srun --xpart-confine' (the xpart SPANK plugin), elsewhere run the launcher as root\n");
+    EXPECT_EQ(slurp(p.out), "");
+    EXPECT_FALSE(fs::exists(marker)) << "the program ran";
+    if (auto layout = cgroup::detect_cgroup_layout(RootFs("/"))) {
+        for (auto h : {cgroup::Hierarchy::V1, cgroup::Hierarchy::V2}) {
+            if (layout->has(h)) {
+                EXPECT_FALSE(fs::exists(layout->own(h) + "/xpart_rank0_" + std::to_string(p.pid)));
+            }
+        }
+    }
+    // Without --confine the same rank runs as before.
+    Proc plain = start_xpart(launch({"--", "touch", marker}), env, dir_, "nocap-plain", "", drop_cap);
+    EXPECT_EQ(finish(plain), 0) << slurp(plain.err);
+    EXPECT_TRUE(fs::exists(marker));
 }
 
 }  // namespace

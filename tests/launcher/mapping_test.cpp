@@ -1,9 +1,12 @@
 // Mapping policies on a recorded DGX-A100-shaped hwloc topology (2 NUMA nodes, 8 GPUs).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "launcher/rank_plan.hpp"
 #include "libxpart/text.hpp"
@@ -159,20 +162,71 @@ TEST(TopologyTest, Errors) {
     EXPECT_FALSE(junk.ok());
 }
 
+// What `load` writes on standard error (hwloc's warnings go there).
+std::string stderr_of(const std::function<void()>& f) {
+    std::fflush(stderr);
+    FILE* tmp = std::tmpfile();
+    const int saved = dup(2);
+    dup2(fileno(tmp), 2);
+    f();
+    std::fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    std::rewind(tmp);
+    std::string text;
+    for (int c; (c = std::fgetc(tmp)) != EOF;) text += static_cast<char>(c);
+    std::fclose(tmp);
+    return text;
+}
+
 // A root prefix (a recorded or simulated node) is read through hwloc's fsroot: hwloc then
-// treats the topology as another machine's, so nothing is ever bound from it.
+// treats the topology as another machine's, so nothing is ever bound from it. The root has
+// the sysfs CPU topology of a real node (one CPU here); without it hwloc warns "failed to
+// find sysfs cpu topology directory" and gives up on the root's CPUs.
 TEST(TopologyTest, RootPrefixIsAnotherMachine) {
     char tmpl[] = "/tmp/xpt-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     const std::string root = tmpl;
-    std::filesystem::create_directories(root + "/sys/devices/system/cpu/cpu0");
+    const std::string cpu = root + "/sys/devices/system/cpu";
+    std::filesystem::create_directories(cpu + "/cpu0/topology");
     std::filesystem::create_directories(root + "/proc");
-    std::ofstream(root + "/sys/devices/system/cpu/online") << "0\n";
-    auto t = Topology::load("", root);
+    std::ofstream(cpu + "/online") << "0\n";
+    for (const char* f : {"core_cpus", "package_cpus"}) std::ofstream(cpu + "/cpu0/topology/" + f) << "1\n";
+    Result<Topology> t = Error{""};
+    EXPECT_EQ(stderr_of([&] { t = Topology::load("", root); }), "");
     ASSERT_TRUE(t.ok()) << t.error().message;
     EXPECT_FALSE(t->is_this_system());
+    EXPECT_EQ(t->allowed_cpus(), std::vector<unsigned>{0});
     EXPECT_EQ(std::getenv("HWLOC_FSROOT"), nullptr) << "the override must not leak";
     std::filesystem::remove_all(root);
+}
+
+// A simulated node (xpart-sim): hwloc reads its CPUs, NUMA nodes and the GPUs' local_cpus
+// without a word on stderr, and nothing of this machine (its CPUID caches) gets in.
+TEST(TopologyTest, SimulatedNodeIsItsSpec) {
+    const char* b = std::getenv("XPART_BUILDDIR");
+    char tmpl[] = "/tmp/xpt-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::string root = std::string(tmpl) + "/root";
+    const std::string cmd = std::string(b ? b : ".") + "/xpart-sim build " +
+                            std::string(std::getenv("XPART_SRCDIR") ? std::getenv("XPART_SRCDIR") : "..") +
+                            "/sim/specs/a100-guide.json " + root + " >/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    Result<Topology> t = Error{""};
+    EXPECT_EQ(stderr_of([&] { t = Topology::load("", root); }), "");
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    EXPECT_FALSE(t->is_this_system());
+    EXPECT_EQ(t->allowed_cpus().size(), 256u);
+    // GPU 0 of the guide's node is on NUMA node 0 (CPUs 0-63,128-191), GPU 6 on node 1.
+    auto near0 = t->locality_of("0000:07:00.0");
+    ASSERT_TRUE(near0.ok()) << near0.error().message;
+    EXPECT_EQ(near0->numa_node, 0);
+    EXPECT_EQ(format_cpu_list(near0->cpus), "0-63,128-191");
+    auto near6 = t->locality_of("0000:87:00.0");
+    ASSERT_TRUE(near6.ok()) << near6.error().message;
+    EXPECT_EQ(near6->numa_node, 1);
+    EXPECT_EQ(format_cpu_list(near6->cpus), "64-127,192-255");
+    std::filesystem::remove_all(tmpl);
 }
 
 TEST(TopologyTest, ThisMachineBindsWithinAllowed) {
