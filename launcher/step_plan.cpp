@@ -115,6 +115,8 @@ std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap
     // The ordinal names the same device as the vendor list, as stock Slurm sets it.
     env["GPU_DEVICE_ORDINAL"] = env[nvidia ? "CUDA_VISIBLE_DEVICES" : "ROCR_VISIBLE_DEVICES"];
     env["SLURM_STEP_GPUS"] = step.step_gpus.at(me.slot);
+    // What the whole step holds on this node, for programs that look beyond their own.
+    if (const std::string* all = env_get(step_env, "SLURM_STEP_GPUS")) env["XPART_STEP_GPUS"] = *all;
     if (!me.cpus.empty()) env["XPART_CPUS"] = format_cpu_list(me.cpus);
 
     std::vector<EnvChange> changes;

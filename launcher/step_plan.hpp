@@ -46,8 +46,8 @@ std::vector<AllottedPartition> used_partitions(const StepPlan& step);
 // What task `local_id`'s environment must say: the vendor list (CUDA_VISIBLE_DEVICES or
 // ROCR_VISIBLE_DEVICES: "0" when confined, the task's cgroup leaving ROCm one agent; else its
 // place among the XCPs the task can open, `openable` probing from inside the task),
-// GPU_DEVICE_ORDINAL the same, SLURM_STEP_GPUS its record index, XPART_PARTITION, and
-// XPART_CPUS when it is pinned. Variables that would name other partitions are unset.
+// GPU_DEVICE_ORDINAL the same, SLURM_STEP_GPUS its record index, XPART_STEP_GPUS the step's,
+// XPART_PARTITION, and XPART_CPUS when it is pinned. Variables that would name other partitions are unset.
 std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap& step_env,
                                 bool confined, const DeviceOpenable& openable);
 

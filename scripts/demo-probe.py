@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Runs inside each rank of the demo jobs: which partition the rank got and what it can open.
 
-argv: NODE_JSON (xpart discover --json of this node). Reads XPART_PARTITION (set by
-xpart launch), SLURM_STEP_GPUS (the step's GRES indices), CUDA_MPS_PIPE_DIRECTORY (its MPS
-daemon: found in the records xpart keeps beside it, checked against /proc).
+argv: NODE_JSON (xpart discover --json of this node). Reads XPART_PARTITION (set by the
+SPANK plugin or xpart launch), XPART_STEP_GPUS or SLURM_STEP_GPUS (the step's GRES indices),
+XPART_CPUS, CUDA_MPS_PIPE_DIRECTORY (its MPS daemon: found in the records xpart keeps, checked
+against /proc).
 Prints one line: own partition files (must open: ENXIO = allowed, no driver behind it), the
 step's other partitions, and the rest of the node (must be refused: EPERM).
 """
@@ -23,10 +24,15 @@ def probe(path):
 
 def records_of(pipe):
     """The records file naming the daemon of this pipe directory (<dir>/<instance>/pipe): root's
-    <job dir>/mps when the Prolog started it (<job dir>/user/mps/...), else <dir>/daemons."""
+    <job dir>/mps when the Prolog started it (<job dir>/user/mps/...), root's
+    <job dir>/mps.step_<s> when slurmstepd did (<job dir>/user/mps_step_<s>/...), else
+    <dir>/daemons."""
     base = os.path.dirname(os.path.dirname(pipe))
+    job_dir = os.path.dirname(os.path.dirname(base))
     if base.endswith("/user/mps"):
-        return os.path.join(os.path.dirname(os.path.dirname(base)), "mps")
+        return os.path.join(job_dir, "mps")
+    if os.path.basename(base).startswith("mps_step_"):
+        return os.path.join(job_dir, "mps." + os.path.basename(base)[4:])
     return os.path.join(base, "daemons")
 
 
@@ -57,7 +63,8 @@ def main():
     # GRES index order = discovery order of bindable partitions (pending MIG GPUs have none).
     parts = [(g, p) for g in node["gpus"] for p in g["partitions"]]
     mine_id = os.environ["XPART_PARTITION"]
-    step = {int(i) for i in os.environ.get("SLURM_STEP_GPUS", "").split(",") if i != ""}
+    step_gpus = os.environ.get("XPART_STEP_GPUS", os.environ.get("SLURM_STEP_GPUS", ""))
+    step = {int(i) for i in step_gpus.split(",") if i != ""}
 
     def key(g, p):
         return p["uuid"] if g["vendor"] == "nvidia" else "%s/%d" % (p["uuid"], p["index"])
@@ -88,9 +95,10 @@ def main():
     daemon = "-"
     if mps:
         daemon = mps_daemon(mps)
-    print("rank %-2s %-11s %-44s own %d/%d %s | step's other partitions %s | rest of node %s | mps %s%s" % (
+    print("rank %-2s %-11s %-44s own %d/%d %s | step's other partitions %s | rest of node %s | cpus %s | mps %s%s" % (
         os.environ.get("SLURM_PROCID", "?"), mp["type"], mine_id, len(own), len(own),
-        ",".join(sorted(set(own))), tally(peers, mine_files), tally(rest, step_files), daemon,
+        ",".join(sorted(set(own))), tally(peers, mine_files), tally(rest, step_files),
+        os.environ.get("XPART_CPUS", "-"), daemon,
         (" " + os.path.basename(os.path.dirname(mps))) if mps else ""))
     return 0
 
