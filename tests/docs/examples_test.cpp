@@ -1,8 +1,10 @@
 // The shipped examples under etc/ go through the real parsers: etc/xpart.conf must parse and
-// say exactly the defaults it claims, the gres.conf examples must parse, and
-// gres.conf.explicit must agree with the simulated H100 node it was printed from.
+// say exactly the defaults it claims, the gres.conf examples must parse,
+// gres.conf.explicit must agree with the simulated H100 node it was printed from, and
+// etc/plugstack.conf's line and arguments must be what the SPANK plugin accepts.
 #include <gtest/gtest.h>
 
+#include "launcher/step_options.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/gres_conf.hpp"
 #include "libxpart/xpart_conf.hpp"
@@ -75,6 +77,49 @@ TEST(Examples, GresConfExplicitAgreesWithTheSimulatedH100) {
     for (const GresMismatch& m : check_gres_records(records, *node, options))
         lines.push_back(m.to_string());
     EXPECT_EQ(lines, std::vector<std::string>{});
+}
+
+// plugstack.conf: the one active line loads xpart.so with no argument (every default); each
+// documented "#   key=value" parses, and says the default where the default has a value;
+// the commented example line's arguments parse too.
+TEST(Examples, PlugstackConfLineAndArguments) {
+    std::istringstream in(testing::read_text(example("plugstack.conf")));
+    std::vector<std::vector<std::string>> active, documented, commented_lines;
+    std::string line;
+    while (std::getline(in, line)) {
+        std::vector<std::string> words;
+        std::istringstream ws(line);
+        for (std::string w; ws >> w;) words.push_back(w);
+        if (words.empty()) continue;
+        if (words[0][0] != '#') active.push_back(words);
+        else if (words[0] == "#required") commented_lines.push_back(words);
+        else if (words.size() > 1 && words[0] == "#" && words[1].find('=') != std::string::npos)
+            documented.push_back(words);
+    }
+    ASSERT_EQ(active.size(), 1u);
+    ASSERT_EQ(active[0].size(), 2u) << "arguments on the active line";
+    EXPECT_EQ(active[0][0], "required");
+    EXPECT_EQ(active[0][1], "/usr/lib/x86_64-linux-gnu/xpart/slurm/xpart.so");
+
+    const launch::StepOptions defaults;
+    ASSERT_EQ(documented.size(), 6u);
+    for (const auto& d : documented) {
+        auto o = launch::parse_site_args({d[1]});
+        ASSERT_TRUE(o.ok()) << o.error().message;
+        if (d[1].rfind("confine=", 0) == 0) continue;  // its default is "unset"
+        EXPECT_EQ(o->bind, defaults.bind) << d[1];
+        EXPECT_EQ(o->mps, defaults.mps) << d[1];
+        EXPECT_EQ(o->run_dir, defaults.run_dir) << d[1];
+        EXPECT_EQ(o->mps_control, defaults.mps_control) << d[1];
+        EXPECT_EQ(o->mps_timeout, defaults.mps_timeout) << d[1];
+    }
+
+    ASSERT_EQ(commented_lines.size(), 1u);
+    EXPECT_EQ(commented_lines[0][1], active[0][1]);
+    auto example_site = launch::parse_site_args({commented_lines[0].begin() + 2, commented_lines[0].end()});
+    ASSERT_TRUE(example_site.ok()) << example_site.error().message;
+    EXPECT_EQ(example_site->bind, launch::StepBind::Rank);
+    EXPECT_TRUE(example_site->effective_confine());
 }
 
 }  // namespace

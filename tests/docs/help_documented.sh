@@ -1,7 +1,8 @@
 #!/bin/bash
 # Every option, subcommand and environment variable the built programs' --help shows must be in
-# their man page, and every xpart.conf key the parser accepts in xpart.conf.5 and in the
-# shipped etc/xpart.conf. Walks the subcommand tree from the help output itself, so a new
+# their man page, every xpart.conf key the parser accepts in xpart.conf.5 and in the shipped
+# etc/xpart.conf, and every SPANK option and plugstack.conf key in xpart-spank.8 (the keys also
+# in etc/plugstack.conf). Walks the subcommand tree from the help output itself, so a new
 # option or subcommand without documentation fails here.
 set -u
 S=${XPART_SRCDIR:?set by make check}
@@ -78,6 +79,25 @@ for key in $keys; do
         grep -qiE "^\.(B|BI|TP).*(^|[^a-z])$key=" <<<"$conf_man"
     check "xpart.conf key $key missing from etc/xpart.conf" \
         grep -qiE "^#?$key=" "$S/etc/xpart.conf"
+done
+
+# The SPANK plugin: every option of its table (spank_plugin/xpart_spank.cpp) in xpart-spank.8,
+# and every plugstack.conf key step_options.cpp accepts there (as a .B/.BI/.BR/.TP key= line)
+# and in the shipped etc/plugstack.conf (as a commented key= word).
+spank_man=$(plain_man "$S/man/xpart-spank.8")
+spank_options=$(grep -oE 'const_cast<char\*>\("xpart-[a-z-]+"\)' "$S/spank_plugin/xpart_spank.cpp" |
+    cut -d'"' -f2 | sort -u)
+check "SPANK options found in spank_plugin/xpart_spank.cpp" test "$(wc -w <<<"$spank_options")" -ge 3
+for opt in $spank_options; do
+    check "SPANK option --$opt missing from man/xpart-spank.8" has_option "$spank_man" "--$opt"
+done
+spank_keys=$(grep -oE 'key == "[a-z_]+"' "$S/launcher/step_options.cpp" | cut -d'"' -f2 | sort -u)
+check "plugstack.conf keys found in launcher/step_options.cpp" test "$(wc -w <<<"$spank_keys")" -ge 6
+for key in $spank_keys; do
+    check "plugstack.conf key $key missing from man/xpart-spank.8" \
+        grep -qE "^\.(B|BI|BR|TP).*(^|[^a-z_])$key=" <<<"$spank_man"
+    check "plugstack.conf key $key missing from etc/plugstack.conf" \
+        grep -qE "^#.* $key=" "$S/etc/plugstack.conf"
 done
 
 echo "$pass passed, $failed failed"

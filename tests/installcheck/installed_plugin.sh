@@ -4,10 +4,12 @@
 # fake NVML; the installed xpart discovers it; then the installed slurmd reads the shipped
 # etc/slurm.conf.fragment, cgroup.conf and gres.conf.autodetect (PluginDir pointed at the
 # installed plugin, Debian's plugins after it) and `slurmd -G` must list the plugin's records
-# for node mig01 exactly as the fragment's Gres= declares them.
+# for node mig01 exactly as the fragment's Gres= declares them. The installed SPANK plugin
+# xpart.so, loaded by the installed srun through the installed example plugstack.conf (its
+# path pointed at DESTDIR), must add the --xpart-* options to `srun --help`.
 # Environment (from the installcheck-local rule): DESTDIR, XPART_SRCDIR, XPART_BINDIR,
 # XPART_PKGDATADIR, XPART_PKGLIBDIR, XPART_SLURM_PLUGINDIR (empty: plugin not built),
-# XPART_STOCK_PLUGINDIR.
+# XPART_STOCK_PLUGINDIR, XPART_SPANK_PLUGIN (yes/no: built), XPART_DOCDIR.
 set -euo pipefail
 D=${DESTDIR:-}
 S=${XPART_SRCDIR:?}
@@ -82,4 +84,21 @@ registered=$(awk '{print $1}' <<<"$records" | sort | uniq -c | awk '{print $2 ":
 [ "$declared" = "$registered" ] ||
     fail "slurm.conf.fragment declares '$declared', the installed plugin registered '$registered'"
 ok "installed slurmd loaded the installed gres_gpu.so: 5 MIG records as the fragment declares ($registered)"
+
+if [ "${XPART_SPANK_PLUGIN:-no}" = yes ]; then
+    spank=$plugindir/xpart.so
+    [ -r "$spank" ] || fail "SPANK plugin not installed: $spank"
+    example=$D${XPART_DOCDIR:?}/examples/plugstack.conf
+    [ -r "$example" ] || fail "plugstack.conf example not installed: $example"
+    command -v srun >/dev/null || fail "srun not installed"
+    sed "s|^required /usr/lib/[^ ]*/xpart\.so\$|required $spank|" "$example" >"$conf/plugstack.conf"
+    grep -qxF "required $spank" "$conf/plugstack.conf" ||
+        fail "the installed plugstack.conf has no 'required /usr/lib/.../xpart.so' line"
+    echo "PlugStackConfig=$conf/plugstack.conf" >>"$conf/slurm.conf"
+    help=$(SLURM_CONF=$conf/slurm.conf srun --help 2>&1) || fail "srun --help with the plugstack.conf line: $help"
+    for opt in --xpart-bind --xpart-confine --xpart-mps; do
+        grep -qF -- "$opt" <<<"$help" || fail "srun --help through the installed xpart.so lacks $opt"
+    done
+    ok "installed srun loaded the installed xpart.so through the shipped plugstack.conf line"
+fi
 echo "$pass passed, 0 failed"
