@@ -46,7 +46,7 @@ Result<StepOptions> parse_site_args(const std::vector<std::string>& args) {
     StepOptions o;
     for (const auto& arg : args) {
         auto fail = [&](const std::string& why) {
-            return Error{"plugstack.conf: xpart: argument '" + arg + "': " + why};
+            return Error{"plugstack.conf: argument '" + arg + "': " + why};
         };
         const auto eq = arg.find('=');
         if (eq == std::string::npos) return fail("expected key=value");
@@ -69,8 +69,8 @@ Result<StepOptions> parse_site_args(const std::vector<std::string>& args) {
         } else if (key == "mps_timeout") {
             char* end = nullptr;
             const double seconds = std::strtod(value.c_str(), &end);
-            if (value.empty() || *end || !std::isfinite(seconds) || seconds <= 0 || seconds > 3600)
-                return fail("expected seconds between 0 and 3600");
+            if (value.empty() || *end || !std::isfinite(seconds) || seconds < 0.01 || seconds > 3600)
+                return fail("expected seconds between 0.01 and 3600");
             o.mps_timeout = std::chrono::milliseconds(static_cast<long>(seconds * 1000));
         } else {
             return fail("unknown key (bind, confine, mps, run_dir, mps_control, mps_timeout)");

@@ -39,8 +39,8 @@ struct StepOptions {
 };
 
 // plugstack.conf arguments ("bind=rank", "confine=yes", "mps=no", "run_dir=/run/xpart",
-// "mps_control=PATH", "mps_timeout=SECONDS"). Error: "plugstack.conf: xpart: argument
-// '<arg>': <why>".
+// "mps_control=PATH", "mps_timeout=SECONDS"). Error: "plugstack.conf: argument '<arg>':
+// <why>" (the plugin prefixes "xpart: ").
 Result<StepOptions> parse_site_args(const std::vector<std::string>& args);
 
 // One user option over the site's defaults: `name` is the srun option without "--"

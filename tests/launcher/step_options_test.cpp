@@ -94,41 +94,41 @@ TEST_P(BadSiteArgsTest, IsOneLine) {
 }
 
 const BadSiteCase kBadSiteCases[] = {
-    {"no_equals", {"bind"}, "plugstack.conf: xpart: argument 'bind': expected key=value"},
+    {"no_equals", {"bind"}, "plugstack.conf: argument 'bind': expected key=value"},
     {"bad_bind", {"bind=all"},
-     "plugstack.conf: xpart: argument 'bind=all': expected rank, closest or none"},
+     "plugstack.conf: argument 'bind=all': expected rank, closest or none"},
     {"bind_is_case_sensitive", {"bind=Rank"},
-     "plugstack.conf: xpart: argument 'bind=Rank': expected rank, closest or none"},
+     "plugstack.conf: argument 'bind=Rank': expected rank, closest or none"},
     {"bad_confine", {"confine=maybe"},
-     "plugstack.conf: xpart: argument 'confine=maybe': expected yes or no"},
-    {"bad_mps", {"mps=2"}, "plugstack.conf: xpart: argument 'mps=2': expected yes or no"},
+     "plugstack.conf: argument 'confine=maybe': expected yes or no"},
+    {"bad_mps", {"mps=2"}, "plugstack.conf: argument 'mps=2': expected yes or no"},
     {"relative_run_dir", {"run_dir=run/xpart"},
-     "plugstack.conf: xpart: argument 'run_dir=run/xpart': expected an absolute path"},
+     "plugstack.conf: argument 'run_dir=run/xpart': expected an absolute path"},
     {"empty_run_dir", {"run_dir="},
-     "plugstack.conf: xpart: argument 'run_dir=': expected an absolute path"},
+     "plugstack.conf: argument 'run_dir=': expected an absolute path"},
     {"empty_mps_control", {"mps_control="},
-     "plugstack.conf: xpart: argument 'mps_control=': expected a program"},
+     "plugstack.conf: argument 'mps_control=': expected a program"},
     {"zero_timeout", {"mps_timeout=0"},
-     "plugstack.conf: xpart: argument 'mps_timeout=0': expected seconds between 0 and 3600"},
+     "plugstack.conf: argument 'mps_timeout=0': expected seconds between 0.01 and 3600"},
     {"negative_timeout", {"mps_timeout=-1"},
-     "plugstack.conf: xpart: argument 'mps_timeout=-1': expected seconds between 0 and 3600"},
+     "plugstack.conf: argument 'mps_timeout=-1': expected seconds between 0.01 and 3600"},
     {"timeout_too_long", {"mps_timeout=3601"},
-     "plugstack.conf: xpart: argument 'mps_timeout=3601': expected seconds between 0 and 3600"},
+     "plugstack.conf: argument 'mps_timeout=3601': expected seconds between 0.01 and 3600"},
     {"timeout_unit", {"mps_timeout=10s"},
-     "plugstack.conf: xpart: argument 'mps_timeout=10s': expected seconds between 0 and 3600"},
+     "plugstack.conf: argument 'mps_timeout=10s': expected seconds between 0.01 and 3600"},
     {"timeout_nan", {"mps_timeout=nan"},
-     "plugstack.conf: xpart: argument 'mps_timeout=nan': expected seconds between 0 and 3600"},
+     "plugstack.conf: argument 'mps_timeout=nan': expected seconds between 0.01 and 3600"},
     {"timeout_empty", {"mps_timeout="},
-     "plugstack.conf: xpart: argument 'mps_timeout=': expected seconds between 0 and 3600"},
+     "plugstack.conf: argument 'mps_timeout=': expected seconds between 0.01 and 3600"},
     {"unknown_key", {"binding=rank"},
-     "plugstack.conf: xpart: argument 'binding=rank': unknown key (bind, confine, mps, run_dir, "
+     "plugstack.conf: argument 'binding=rank': unknown key (bind, confine, mps, run_dir, "
      "mps_control, mps_timeout)"},
     {"keys_are_case_sensitive", {"Bind=rank"},
-     "plugstack.conf: xpart: argument 'Bind=rank': unknown key (bind, confine, mps, run_dir, "
+     "plugstack.conf: argument 'Bind=rank': unknown key (bind, confine, mps, run_dir, "
      "mps_control, mps_timeout)"},
     // The first bad argument is named, whatever follows.
     {"first_bad_one", {"bind=rank", "mps=often", "confine=never"},
-     "plugstack.conf: xpart: argument 'mps=often': expected yes or no"},
+     "plugstack.conf: argument 'mps=often': expected yes or no"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Bad, BadSiteArgsTest, ::testing::ValuesIn(kBadSiteCases),

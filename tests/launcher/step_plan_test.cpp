@@ -281,6 +281,9 @@ const TaskEnvCase kTaskEnvCases[] = {
        {"XPART_PARTITION", kGpu1}, {"XPART_CPUS", "8-15"}}}},
 };
 
+// In the task, every device file opens (confined, or no cgroup narrower than the step's).
+const DeviceOpenable kAllOpen = [](const DeviceFile&) { return true; };
+
 class TaskEnvTest : public ::testing::TestWithParam<TaskEnvCase> {};
 
 TEST_P(TaskEnvTest, ExactlyTheseChanges) {
@@ -288,9 +291,12 @@ TEST_P(TaskEnvTest, ExactlyTheseChanges) {
     StepPlan step = hand_plan(c.node(), c.step_gpus, c.tasks, c.bind);
     ASSERT_EQ(c.expect.size(), static_cast<std::size_t>(c.tasks));
     for (bool confined : c.confined)
-        for (int t = 0; t < c.tasks; ++t)
-            EXPECT_EQ(as_map(task_env(step, t, c.step_env, confined)), c.expect[t])
+        for (int t = 0; t < c.tasks; ++t) {
+            Changes want = c.expect[t];
+            want["XPART_STEP_GPUS"] = c.step_gpus;  // every task keeps the step's list there
+            EXPECT_EQ(as_map(task_env(step, t, c.step_env, confined, kAllOpen)), want)
                 << "task " << t << (confined ? " confined" : " unconfined");
+        }
 }
 
 INSTANTIATE_TEST_SUITE_P(Tasks, TaskEnvTest, ::testing::ValuesIn(kTaskEnvCases),
@@ -300,21 +306,26 @@ TEST(TaskEnvTest, AmdUnconfinedKeepsOtherVariablesNarrowed) {
     StepPlan step = hand_plan(mi300x(), "3,5", 2, StepBind::Rank);
     const EnvMap env = {{"ROCR_VISIBLE_DEVICES", "0,1"}, {"HIP_VISIBLE_DEVICES", "0,1"},
                         {"SLURM_STEP_GPUS", "3,5"}};
-    auto changes = as_map(task_env(step, 1, env, false));
+    auto changes = as_map(task_env(step, 1, env, false, kAllOpen));
     EXPECT_EQ(changes["HIP_VISIBLE_DEVICES"], std::nullopt);
     EXPECT_EQ(changes["SLURM_STEP_GPUS"], "5");
     EXPECT_EQ(changes["XPART_PARTITION"], kMi300x + "/5");
     EXPECT_EQ(changes["GPU_DEVICE_ORDINAL"], changes["ROCR_VISIBLE_DEVICES"]);
 }
 
-// Unconfined, a task's ROCR_VISIBLE_DEVICES must name its XCP as ROCm numbers the step's
-// (the step's own list, parallel to SLURM_STEP_GPUS), not the gres record index. Disabled
-// until step_plan.cpp takes the token from the step's ROCR list (see the SPANK review).
-TEST(TaskEnvTest, DISABLED_AmdUnconfinedNamesTheXcpAsTheStepSeesIt) {
-    StepPlan step = hand_plan(mi300x(), "3,5", 2, StepBind::Rank);
+// Unconfined, a task's ROCR_VISIBLE_DEVICES names its XCP as ROCm numbers what the task can
+// open (the step's XCPs 3 and 5 here: 0 and 1), not by its gres record index.
+TEST(TaskEnvTest, AmdUnconfinedNamesTheXcpAsTheTaskSeesIt) {
+    const Node node = mi300x();
+    StepPlan step = hand_plan(node, "3,5", 2, StepBind::Rank);
     const EnvMap env = {{"ROCR_VISIBLE_DEVICES", "0,1"}, {"SLURM_STEP_GPUS", "3,5"}};
-    EXPECT_EQ(as_map(task_env(step, 0, env, false))["ROCR_VISIBLE_DEVICES"], std::optional<std::string>("0"));
-    EXPECT_EQ(as_map(task_env(step, 1, env, false))["ROCR_VISIBLE_DEVICES"], std::optional<std::string>("1"));
+    auto own = [&](int p) { return node.gpus[0].partitions[static_cast<std::size_t>(p)].device_files[1].path; };  // its render node
+    const DeviceOpenable step_only = [&](const DeviceFile& f) { return f.path == own(3) || f.path == own(5); };
+    EXPECT_EQ(as_map(task_env(step, 0, env, false, step_only))["ROCR_VISIBLE_DEVICES"], std::optional<std::string>("0"));
+    EXPECT_EQ(as_map(task_env(step, 1, env, false, step_only))["ROCR_VISIBLE_DEVICES"], std::optional<std::string>("1"));
+    // A task that cannot open its XCP is told none rather than another one.
+    const DeviceOpenable none = [](const DeviceFile&) { return false; };
+    EXPECT_EQ(as_map(task_env(step, 0, env, false, none))["ROCR_VISIBLE_DEVICES"], std::optional<std::string>("-1"));
 }
 
 }  // namespace
