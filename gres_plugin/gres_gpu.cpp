@@ -1,6 +1,7 @@
 // gres/gpu for Slurm 22.05, a drop-in for Slurm's own: the 13 entry points translate Slurm's
 // types (List, bitstr_t, env arrays, buf_t) to and from the core library and delegate to it.
 // Nothing here decides anything; no exception leaves an entry point.
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <string>
@@ -93,24 +94,19 @@ std::vector<xpart::ConfiguredGpu> configured_gpus(List gres_conf_list) {
     return out;
 }
 
-// The record's CPUs as Slurm wants them: a machine-numbered bitmap sized to the node and the
-// abstract range string. CPUs beyond the node's configured count are dropped; a record left
-// with none (or with no known affinity) gets every CPU: Slurm rejects a node where only some
-// records name CPUs.
+// The record's CPUs as Slurm wants them: a machine-numbered bitmap sized to the node
+// (slurm_record_cpus) and the abstract range string.
 void add_record(List list, const xpart::GresRecord& r, node_config_load_t* node_conf) {
     const uint32_t cpu_cnt = node_conf->cpu_cnt;
     bitstr_t* mac = nullptr;
     char* abs = nullptr;
     if (cpu_cnt > 0) {
         mac = bit_alloc(cpu_cnt);
-        for (unsigned cpu : r.cpus)
-            if (cpu < cpu_cnt) bit_set(mac, cpu);
-        if (bit_set_count(mac) == 0) {
-            if (!r.cpus.empty())
-                info("gres/gpu: %s (%s): its CPUs are beyond the node's %u configured CPUs; "
-                     "any CPU may use it", r.type.c_str(), r.partition_uuid.c_str(), cpu_cnt);
-            bit_nset(mac, 0, static_cast<bitoff_t>(cpu_cnt) - 1);
-        }
+        for (unsigned cpu : xpart::slurm_record_cpus(r, cpu_cnt)) bit_set(mac, cpu);
+        if (!r.cpus.empty() &&
+            std::none_of(r.cpus.begin(), r.cpus.end(), [&](unsigned c) { return c < cpu_cnt; }))
+            info("gres/gpu: %s (%s): its CPUs are beyond the node's %u configured CPUs; "
+                 "any CPU may use it", r.type.c_str(), r.partition_uuid.c_str(), cpu_cnt);
         char* mac_str = bit_fmt_full(mac);
         if (node_conf->xcpuinfo_mac_to_abs) node_conf->xcpuinfo_mac_to_abs(mac_str, &abs);
         else abs = xstrdup(mac_str);
