@@ -1,13 +1,15 @@
 // gres/gpu for Slurm 22.05, a drop-in for Slurm's own: the 13 entry points translate Slurm's
 // types (List, bitstr_t, env arrays, buf_t) to and from the core library and delegate to it.
 // Nothing here decides anything; no exception leaves an entry point.
+#include <sched.h>
+
+#include <algorithm>
 #include <cerrno>
-#include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gres_plugin/gres_gpu_entry.h"
-#include "libxpart/gres_bind.hpp"
 #include "libxpart/gres_check.hpp"
 #include "libxpart/gres_env.hpp"
 #include "libxpart/gres_node.hpp"
@@ -26,6 +28,7 @@ char kGresName[] = "gpu";
 // recv_stepd.
 std::vector<xpart::GresRecord> g_records;
 xpart::AmdIndexMode g_amd_index_mode = xpart::AmdIndexMode::Index;
+uint32_t g_node_cpus = 0;  // the CPU count the records were registered with
 List g_devices = nullptr;  // gres_device_t per device file, for task/cgroup
 
 template <class F>
@@ -93,24 +96,19 @@ std::vector<xpart::ConfiguredGpu> configured_gpus(List gres_conf_list) {
     return out;
 }
 
-// The record's CPUs as Slurm wants them: a machine-numbered bitmap sized to the node and the
-// abstract range string. CPUs beyond the node's configured count are dropped; a record left
-// with none (or with no known affinity) gets every CPU: Slurm rejects a node where only some
-// records name CPUs.
+// The record's CPUs as Slurm wants them: a machine-numbered bitmap sized to the node
+// (slurm_record_cpus) and the abstract range string.
 void add_record(List list, const xpart::GresRecord& r, node_config_load_t* node_conf) {
     const uint32_t cpu_cnt = node_conf->cpu_cnt;
     bitstr_t* mac = nullptr;
     char* abs = nullptr;
     if (cpu_cnt > 0) {
         mac = bit_alloc(cpu_cnt);
-        for (unsigned cpu : r.cpus)
-            if (cpu < cpu_cnt) bit_set(mac, cpu);
-        if (bit_set_count(mac) == 0) {
-            if (!r.cpus.empty())
-                info("gres/gpu: %s (%s): its CPUs are beyond the node's %u configured CPUs; "
-                     "any CPU may use it", r.type.c_str(), r.partition_uuid.c_str(), cpu_cnt);
-            bit_nset(mac, 0, static_cast<bitoff_t>(cpu_cnt) - 1);
-        }
+        for (unsigned cpu : xpart::slurm_record_cpus(r, cpu_cnt)) bit_set(mac, cpu);
+        if (!r.cpus.empty() &&
+            std::none_of(r.cpus.begin(), r.cpus.end(), [&](unsigned c) { return c < cpu_cnt; }))
+            info("gres/gpu: %s (%s): its CPUs are beyond the node's %u configured CPUs; "
+                 "any CPU may use it", r.type.c_str(), r.partition_uuid.c_str(), cpu_cnt);
         char* mac_str = bit_fmt_full(mac);
         if (node_conf->xcpuinfo_mac_to_abs) node_conf->xcpuinfo_mac_to_abs(mac_str, &abs);
         else abs = xstrdup(mac_str);
@@ -127,34 +125,37 @@ void add_record(List list, const xpart::GresRecord& r, node_config_load_t* node_
     FREE_NULL_BITMAP(mac);
 }
 
-void set_env(char*** env, bitstr_t* alloc, bitstr_t* usable, xpart::EnvScope scope) {
+// The task's CPU affinity, as Slurm's closest binding reads it (sched_getaffinity).
+std::optional<std::vector<unsigned>> own_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return std::nullopt;
+    std::vector<unsigned> cpus;
+    for (unsigned cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+        if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    return cpus;
+}
+
+std::optional<std::string> env_value(char** env, const char* name) {
+    const char* v = env ? getenvp(env, name) : nullptr;
+    return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
+void set_env(char*** env, bitstr_t* alloc, xpart::EnvScope scope, bitstr_t* usable = nullptr) {
     xpart::EnvRequest req;
     req.scope = scope;
     req.alloc = to_bits(alloc);
     req.constrain_devices = gres_use_local_device_index();
     req.amd_index_mode = g_amd_index_mode;
-    if (usable) {
-        // Slurm's own set is renumbered under ConstrainDevices; recompute the task's share
-        // from its binding request as the device constraint does, when the request allows.
-        const char* bind = getenvp(*env, "SLURMD_TRES_BIND");
-        const char* local_id = getenvp(*env, "SLURM_LOCALID");
-        if (bind && local_id) {
-            req.usable = xpart::task_share(xpart::parse_tres_bind(bind),
-                                           static_cast<unsigned>(std::strtoul(local_id, nullptr, 10)),
-                                           req.alloc, req.constrain_devices);
-        }
-    }
-    if (usable && !req.usable) {
-        // With ConstrainDevices Slurm numbers usable GPUs among the allocated ones.
-        std::vector<bool> bits = to_bits(usable);
-        if (req.constrain_devices) {
-            std::vector<bool> global(req.alloc.size(), false);
-            std::size_t local = 0;
-            for (std::size_t i = 0; i < req.alloc.size(); ++i)
-                if (req.alloc[i]) global[i] = local < bits.size() && bits[local++];
-            bits = std::move(global);
-        }
-        req.usable = std::move(bits);
+    if (scope == xpart::EnvScope::Task) {
+        xpart::TaskBinding task;
+        task.tres_bind = env_value(*env, "SLURMD_TRES_BIND");
+        task.local_id = env_value(*env, "SLURM_LOCALID");
+        if (usable) task.slurm_set = to_bits(usable);
+        task.cpus = own_cpus();
+        task.task_plugins = slurm_conf.task_plugin ? slurm_conf.task_plugin : "";
+        task.node_cpus = g_node_cpus;
+        req.task = std::move(task);
     }
     req.faults = xpart::check_present(g_records, req.alloc);
     apply(env, xpart::gres_env(g_records, req));
@@ -186,6 +187,7 @@ int gres_p_node_config_load(List gres_conf_list, node_config_load_t* node_conf) 
             for (const auto& e : found.errors) error("%s", e.c_str());
             g_records = std::move(found.records);
             g_amd_index_mode = conf.amd_index_mode;
+            g_node_cpus = node_conf->cpu_cnt;
 
             list_delete_all(gres_conf_list, is_gpu_record, nullptr);
             List ours = list_create(destroy_gres_slurmd_conf);
@@ -205,18 +207,20 @@ int gres_p_node_config_load(List gres_conf_list, node_config_load_t* node_conf) 
 
 void gres_p_job_set_env(char*** job_env_ptr, bitstr_t* gres_bit_alloc, uint64_t,
                         gres_internal_flags_t) {
-    guarded("job_set_env", [&] { set_env(job_env_ptr, gres_bit_alloc, nullptr, xpart::EnvScope::Job); return 0; }, 0);
+    guarded("job_set_env", [&] { set_env(job_env_ptr, gres_bit_alloc, xpart::EnvScope::Job); return 0; }, 0);
 }
 
 void gres_p_step_set_env(char*** step_env_ptr, bitstr_t* gres_bit_alloc, uint64_t,
                          gres_internal_flags_t) {
-    guarded("step_set_env", [&] { set_env(step_env_ptr, gres_bit_alloc, nullptr, xpart::EnvScope::Step); return 0; }, 0);
+    guarded("step_set_env", [&] { set_env(step_env_ptr, gres_bit_alloc, xpart::EnvScope::Step); return 0; }, 0);
 }
 
 void gres_p_task_set_env(char*** step_env_ptr, bitstr_t* gres_bit_alloc, uint64_t,
                          bitstr_t* usable_gres, gres_internal_flags_t) {
-    if (!usable_gres) return;  // no binding for this task: the step's env stands
-    guarded("task_set_env", [&] { set_env(step_env_ptr, gres_bit_alloc, usable_gres, xpart::EnvScope::Task); return 0; }, 0);
+    guarded("task_set_env", [&] {
+        set_env(step_env_ptr, gres_bit_alloc, xpart::EnvScope::Task, usable_gres);
+        return 0;
+    }, 0);
 }
 
 void gres_p_send_stepd(buf_t* buffer) {
@@ -225,6 +229,7 @@ void gres_p_send_stepd(buf_t* buffer) {
                                   std::string("[]"));
     packmem(const_cast<char*>(records.c_str()), static_cast<uint32_t>(records.size() + 1), buffer);
     pack32(static_cast<uint32_t>(g_amd_index_mode), buffer);
+    pack32(g_node_cpus, buffer);
 }
 
 void gres_p_recv_stepd(buf_t* buffer) {
@@ -232,7 +237,7 @@ void gres_p_recv_stepd(buf_t* buffer) {
     char* text = nullptr;
     uint32_t size = 0, mode = 0;
     if (unpackmem_xmalloc(&text, &size, buffer) != SLURM_SUCCESS ||
-        unpack32(&mode, buffer) != SLURM_SUCCESS) {
+        unpack32(&mode, buffer) != SLURM_SUCCESS || unpack32(&g_node_cpus, buffer) != SLURM_SUCCESS) {
         error("gres/gpu: recv_stepd: short message from slurmd; no GPU will be bound");
         xfree(text);
         g_records.clear();

@@ -1,112 +1,194 @@
 #include "libxpart/gres_bind.hpp"
 
-#include <cstdlib>
+#include <algorithm>
+#include <cstdint>
 
+#include "libxpart/gpu_bind_list.hpp"
 #include "libxpart/text.hpp"
+#include "libxpart/tres_bind.hpp"
 
 namespace xpart {
-
-TaskBinding parse_tres_bind(const std::string& tres_bind) {
-    TaskBinding b;
-    auto gpu = tres_bind.find("gpu:");
-    if (gpu == std::string::npos) return b;
-    std::string rest = tres_bind.substr(gpu + 4);
-    if (to_lower(rest.substr(0, 8)) == "verbose,") rest = rest.substr(8);
-    const std::string lower = to_lower(rest);
-    auto starts = [&](const char* p) { return lower.rfind(p, 0) == 0; };
-    if (starts("single:") || starts("closest")) {
-        b.kind = TaskBinding::Kind::Closest;
-    } else if (starts("map_gpu:")) {
-        b.kind = TaskBinding::Kind::Map;
-        b.list = rest.substr(8);
-    } else if (starts("mask_gpu:")) {
-        b.kind = TaskBinding::Kind::Mask;
-        b.list = rest.substr(9);
-    } else if (starts("per_task:")) {
-        b.kind = TaskBinding::Kind::PerTask;
-        b.gpus_per_task = std::strtoul(rest.c_str() + 9, nullptr, 10);
-    }
-    return b;
-}
-
 namespace {
 
-std::size_t count(const std::vector<bool>& bits) {
-    std::size_t n = 0;
-    for (bool b : bits) n += b;
-    return n;
+using Bits = std::vector<bool>;
+
+std::size_t count(const Bits& b) {
+    return static_cast<std::size_t>(std::count(b.begin(), b.end(), true));
+}
+bool test(const Bits& b, std::size_t i) { return i < b.size() && b[i]; }
+
+Bits both(const Bits& a, const Bits& b) {
+    Bits out(a.size(), false);
+    for (std::size_t i = 0; i < a.size(); ++i) out[i] = a[i] && test(b, i);
+    return out;
 }
 
-// Slurm's _get_usable_gres_map_or_mask: the entry for this task, entries repeated by "*N",
-// the list reused from the start when tasks outnumber it.
-std::vector<bool> map_or_mask(const std::string& list, unsigned local_id, std::size_t size,
-                              bool is_map) {
-    std::vector<bool> usable(size, false);
-    auto tokens = split(list, ',');
-    if (tokens.empty()) return usable;
-    unsigned long offset = 0;
-    for (std::size_t guard = 0; guard < 4096 * tokens.size(); ++guard) {
-        const std::string& tok = tokens[guard % tokens.size()];
-        unsigned long mult = 1;
-        if (auto star = tok.find('*'); star != std::string::npos) {
-            mult = std::strtoul(tok.c_str() + star + 1, nullptr, 10);
-            if (mult == 0) mult = 1;
-        }
-        if (local_id >= offset && local_id <= offset + mult - 1) {
-            const long value = std::strtol(tok.c_str(), nullptr, 0);
-            const long max = is_map ? static_cast<long>(size) - 1
-                                    : (size >= 63 ? -1L : (1L << size) - 1);
-            if (value < (is_map ? 0 : 1) || (max >= 0 && value > max)) return usable;
-            if (is_map) usable[static_cast<std::size_t>(value)] = true;
-            else
-                for (std::size_t i = 0; i < size && i < 63; ++i) usable[i] = (value >> i) & 1;
-            return usable;
-        }
-        offset += mult;
+// bit_consolidate: as many bits, moved to the front (Slurm's renumbering under ConstrainDevices).
+Bits consolidate(const Bits& b) {
+    Bits out(b.size(), false);
+    std::fill_n(out.begin(), count(b), true);
+    return out;
+}
+
+// Bit k of `local` names the k-th allocated GPU (_translate_step_to_global_device_index).
+Bits local_to_node(const Bits& local, const Bits& alloc) {
+    Bits out(alloc.size(), false);
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < alloc.size(); ++i)
+        if (alloc[i]) out[i] = test(local, k++);
+    return out;
+}
+
+// _filter_gres_per_task: skip the earlier tasks' GPUs, keep this task's.
+Bits per_task(const Bits& alloc, std::uint32_t gpus_per_task, unsigned local_id) {
+    Bits out(alloc.size(), false);
+    std::uint64_t skip = std::uint64_t{local_id} * gpus_per_task, take = gpus_per_task;
+    for (std::size_t i = 0; i < alloc.size() && take; ++i) {
+        if (!alloc[i]) continue;
+        if (skip) --skip;
+        else { out[i] = true; --take; }
     }
-    return usable;
+    return out;
+}
+
+// _get_usable_gres_cpu_affinity within the allocation, then _filter_usable_gres for single:N.
+Bits closest(const std::vector<GresRecord>& records, const Bits& alloc,
+             const std::vector<unsigned>& task_cpus, unsigned node_cpus,
+             std::uint32_t tasks_per_gpu, unsigned local_id) {
+    Bits mask;
+    for (unsigned c : task_cpus) {
+        if (c >= mask.size()) mask.resize(c + 1, false);
+        mask[c] = true;
+    }
+    Bits out(alloc.size(), false);
+    for (std::size_t i = 0; i < alloc.size() && i < records.size(); ++i) {
+        const auto cpus = slurm_record_cpus(records[i], node_cpus);
+        const bool is_near = cpus.empty() || std::any_of(cpus.begin(), cpus.end(), [&](unsigned c) {
+                                 return test(mask, c);
+                             });
+        out[i] = alloc[i] && is_near;
+    }
+    const std::size_t near_count = count(out);
+    if (tasks_per_gpu == 0 || near_count <= 1) return out;
+    const std::size_t nth = (local_id / tasks_per_gpu) % near_count;
+    std::size_t seen = 0;
+    for (std::size_t i = 0; i < out.size(); ++i)
+        if (out[i]) out[i] = seen++ == nth;
+    return out;
+}
+
+// The two sets Slurm computes for a task from one request.
+struct SlurmSets {
+    Bits devices;   // the task's device cgroup (get_devices)
+    Bits task_env;  // the set handed to task_set_env
+};
+
+Result<SlurmSets> slurm_sets(const GpuBind& bind, unsigned local_id, const Bits& alloc,
+                             bool local, const std::vector<GresRecord>& records,
+                             const TaskBinding& task) {
+    SlurmSets s;
+    switch (bind.kind) {
+    case GpuBind::Kind::Map:
+    case GpuBind::Kind::Mask: {
+        auto pick = gpu_bind_list_pick(bind.list, local_id, alloc.size(),
+                                       bind.kind == GpuBind::Kind::Map);
+        if (!pick) return pick.error();
+        s.devices = local ? local_to_node(*pick, alloc) : both(*pick, alloc);
+        s.task_env = local ? consolidate(both(*pick, alloc)) : both(*pick, alloc);
+        break;
+    }
+    case GpuBind::Kind::Closest:
+        s.devices = closest(records, alloc, *task.cpus, task.node_cpus, bind.tasks_per_gpu,
+                            local_id);
+        s.task_env = local ? consolidate(s.devices) : s.devices;
+        break;
+    case GpuBind::Kind::PerTask:
+        s.devices = per_task(alloc, bind.gpus_per_task, local_id);
+        if (local) {
+            s.task_env.assign(alloc.size(), false);
+            std::fill_n(s.task_env.begin(),
+                        std::min<std::size_t>(bind.gpus_per_task, alloc.size()), true);
+        } else {
+            s.task_env = s.devices;
+        }
+        break;
+    case GpuBind::Kind::None:
+        break;
+    }
+    // "Bind request ... does not specify any devices within the allocation ... Binding to the
+    // first device in the allocation instead." (the renumbered first under ConstrainDevices).
+    const Bits first = per_task(alloc, 1, 0);  // the first allocated GPU
+    if (count(s.devices) == 0) s.devices = first;
+    if (count(s.task_env) == 0) s.task_env = local ? consolidate(first) : first;
+    return s;
+}
+
+// Closest GPUs follow the task's CPUs: known when only task/cgroup and task/affinity run.
+std::optional<std::string> cpus_problem(const TaskBinding& task) {
+    for (const auto& p : split(task.task_plugins, ',')) {
+        std::string name = to_lower(trim(p));
+        if (name.rfind("task/", 0) == 0) name = name.substr(5);
+        if (!name.empty() && name != "cgroup" && name != "affinity" && name != "none")
+            return "TaskPlugin=" + task.task_plugins + " may change the task's CPUs after its "
+                   "devices were constrained, so its closest GPUs are unknown";
+    }
+    if (!task.cpus)
+        return std::string("the task's CPU affinity is unreadable: its closest GPUs are unknown");
+    return std::nullopt;
+}
+
+std::string indices(const Bits& b) {
+    std::string out;
+    for (std::size_t i = 0; i < b.size(); ++i)
+        if (b[i]) out += (out.empty() ? "" : ",") + std::to_string(i);
+    return out.empty() ? "none" : out;
+}
+
+TaskDevices unknown(std::string reason) {
+    TaskDevices d;
+    d.kind = TaskDevices::Kind::Unknown;
+    d.reason = std::move(reason);
+    return d;
 }
 
 }  // namespace
 
-std::optional<std::vector<bool>> task_share(const TaskBinding& binding, unsigned local_id,
-                                            const std::vector<bool>& alloc, bool local_indices) {
-    std::vector<bool> share(alloc.size(), false);
-    switch (binding.kind) {
-    case TaskBinding::Kind::None:
-    case TaskBinding::Kind::Closest:
-        return std::nullopt;
-    case TaskBinding::Kind::PerTask: {
-        unsigned long skip = local_id * binding.gpus_per_task, take = binding.gpus_per_task;
-        for (std::size_t i = 0; i < alloc.size() && take; ++i) {
-            if (!alloc[i]) continue;
-            if (skip) --skip;
-            else { share[i] = true; --take; }
-        }
-        break;
-    }
-    case TaskBinding::Kind::Map:
-    case TaskBinding::Kind::Mask: {
-        const bool is_map = binding.kind == TaskBinding::Kind::Map;
-        auto usable = map_or_mask(binding.list, local_id, alloc.size(), is_map);
-        if (local_indices) {
-            std::size_t local = 0;
-            for (std::size_t i = 0; i < alloc.size(); ++i)
-                if (alloc[i]) share[i] = local < usable.size() && usable[local++];
-        } else {
-            for (std::size_t i = 0; i < alloc.size(); ++i) share[i] = alloc[i] && usable[i];
-        }
-        break;
-    }
-    }
-    // Slurm binds a task whose request names nothing it holds to the first allocated GPU.
-    if (count(share) == 0)
-        for (std::size_t i = 0; i < alloc.size(); ++i)
-            if (alloc[i]) {
-                share[i] = true;
-                break;
-            }
-    return share;
+TaskDevices task_devices(const std::vector<GresRecord>& records, const Bits& alloc,
+                         bool constrain_devices, const TaskBinding& task) {
+    if (!task.slurm_set || count(alloc) == 0) return {};
+    auto id = task.local_id ? parse_u64(*task.local_id) : std::nullopt;
+    if (!id || *id > 0xffffffffu)
+        return unknown("SLURM_LOCALID=" + task.local_id.value_or("<unset>") +
+                       " is not a task index");
+    const unsigned local_id = static_cast<unsigned>(*id);
+    const std::string who = "task " + std::to_string(local_id) + ": ";
+
+    // Slurm binds, yet SLURMD_TRES_BIND asks for nothing: --accel-bind=g, which the task cannot
+    // see (it also overrides any SLURMD_TRES_BIND; the check below catches that).
+    GpuBind bind = task.tres_bind ? parse_tres_bind(*task.tres_bind) : GpuBind{};
+    const std::string request = bind.kind == GpuBind::Kind::None
+                                    ? std::string("--accel-bind=g")
+                                    : "SLURMD_TRES_BIND=" + *task.tres_bind;
+    if (bind.kind == GpuBind::Kind::None) bind = accel_bind_closest();
+    if (bind.kind == GpuBind::Kind::Closest)
+        if (auto problem = cpus_problem(task)) return unknown(who + *problem);
+
+    auto sets = slurm_sets(bind, local_id, alloc, constrain_devices, records, task);
+    if (!sets) return unknown(who + sets.error().message);
+    // Slurm's own set for task_set_env must be what this request gives it; if not, something
+    // the task cannot see decided the binding (--accel-bind=g beside --gpu-bind).
+    Bits given = *task.slurm_set;
+    given.resize(std::max(given.size(), alloc.size()), false);
+    Bits expected = sets->task_env;
+    expected.resize(given.size(), false);
+    if (given != expected)
+        return unknown(who + "Slurm bound it to GPUs " + indices(given) +
+                       " (its numbering) where " + request + " gives " + indices(expected) +
+                       "; an option the task cannot see (--accel-bind=g?) decided its GPUs");
+    TaskDevices d;
+    d.kind = TaskDevices::Kind::Devices;
+    d.devices = std::move(sets->devices);
+    return d;
 }
 
 }  // namespace xpart

@@ -53,10 +53,6 @@ EnvResult gres_env(const std::vector<GresRecord>& records, const EnvRequest& req
     result.errors = req.faults;
     auto range = out_of_range(records, req.alloc, "the allocation");
     result.errors.insert(result.errors.end(), range.begin(), range.end());
-    if (req.usable) {
-        auto more = out_of_range(records, *req.usable, "the task binding");
-        result.errors.insert(result.errors.end(), more.begin(), more.end());
-    }
 
     std::size_t allocated = 0;
     for (std::size_t i = 0; i < records.size(); ++i) allocated += test(req.alloc, i);
@@ -65,27 +61,33 @@ EnvResult gres_env(const std::vector<GresRecord>& records, const EnvRequest& req
         return result;
     }
 
-    // What this process gets, and what the device cgroup leaves it able to open (ROCm
-    // drops the agents whose render node it cannot open, then numbers the rest 0..n-1).
-    auto selected = [&](std::size_t i) {
-        if (!test(req.alloc, i)) return false;
-        return req.scope != EnvScope::Task || !req.usable || test(*req.usable, i);
-    };
-    auto visible = [&](std::size_t i) { return !req.constrain_devices || selected(i); };
+    // What this process gets: the allocation, or the task's own set.
+    std::vector<bool> own(records.size(), false);
+    for (std::size_t i = 0; i < records.size(); ++i) own[i] = test(req.alloc, i);
+    bool task_unknown = false;
+    if (req.scope == EnvScope::Task && req.task) {
+        TaskDevices d = task_devices(records, req.alloc, req.constrain_devices, *req.task);
+        if (d.kind == TaskDevices::Kind::Devices)
+            for (std::size_t i = 0; i < records.size(); ++i) own[i] = own[i] && test(d.devices, i);
+        if (d.kind == TaskDevices::Kind::Unknown) {
+            result.errors.push_back("gres/gpu: " + d.reason + "; its GPU variables bind nothing");
+            task_unknown = true;
+        }
+    }
+    // What the device cgroup leaves it able to open: ROCm drops the agents whose render node it
+    // cannot open and numbers the rest 0..n-1; CUDA and stock's indices count the same way.
+    auto visible = [&](std::size_t i) { return !req.constrain_devices || test(own, i); };
 
     std::vector<std::string> slurm_ids, cuda, rocr, ordinal;
-    std::size_t local = 0;  // position among allocated records: stock's local index
+    std::size_t position = 0;  // among the visible ones: stock's local index
     for (std::size_t i = 0; i < records.size(); ++i) {
-        if (!test(req.alloc, i)) continue;
-        const std::size_t local_index = local++;
-        if (!selected(i)) continue;
+        if (!own[i]) continue;
         const GresRecord& r = records[i];
+        const std::string index = std::to_string(req.constrain_devices ? position++ : i);
         slurm_ids.push_back(std::to_string(i));
-        ordinal.push_back(!r.unique_id.empty()
-                              ? r.unique_id
-                              : std::to_string(req.constrain_devices ? local_index : i));
+        ordinal.push_back(!r.unique_id.empty() ? r.unique_id : index);
         if (r.vendor == Vendor::Nvidia) {
-            cuda.push_back(!r.unique_id.empty() ? r.unique_id : std::to_string(local_index));
+            cuda.push_back(!r.unique_id.empty() ? r.unique_id : index);
         } else if (req.amd_index_mode == AmdIndexMode::Uuid) {
             rocr.push_back(r.partition_uuid);
         } else {
@@ -99,7 +101,8 @@ EnvResult gres_env(const std::vector<GresRecord>& records, const EnvRequest& req
     }
 
     result.changes.push_back({"SLURM_GPUS_ON_NODE", std::to_string(allocated)});
-    set(result, slurm_list, slurm_ids);
+    if (task_unknown) result.changes.push_back({slurm_list, std::string(kBindNothing)});
+    else set(result, slurm_list, slurm_ids);
     if (!result.errors.empty()) {
         for (std::size_t k = 2; k < names.size(); ++k)
             result.changes.push_back({names[k], std::string(kBindNothing)});

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "libxpart/gres_bind.hpp"
 #include "libxpart/gres_record.hpp"
 #include "libxpart/xpart_conf.hpp"
 
@@ -15,9 +16,9 @@ enum class EnvScope { Job, Step, Task };
 
 struct EnvRequest {
     EnvScope scope = EnvScope::Step;
-    std::vector<bool> alloc;                 // by record index; empty = nothing allocated
-    std::optional<std::vector<bool>> usable; // Task scope only: the task's share, by record index
-    bool constrain_devices = false;          // task/cgroup with ConstrainDevices=yes
+    std::vector<bool> alloc;             // by record index; empty = nothing allocated
+    std::optional<TaskBinding> task;     // Task scope: how Slurm binds this task (task_devices)
+    bool constrain_devices = false;      // task/cgroup with ConstrainDevices=yes
     AmdIndexMode amd_index_mode = AmdIndexMode::Index;
     // Problems found outside (a vanished partition at step launch): reported as errors, and
     // the vendor lists then bind nothing.
@@ -45,6 +46,9 @@ inline constexpr const char* kBindNothing = "-1";
 // GPU_DEVICE_ORDINAL as stock Slurm sets them; CUDA_VISIBLE_DEVICES with the allotted NVIDIA
 // UUIDs; ROCR_VISIBLE_DEVICES selecting the allotted AMD partitions as ROCm numbers them
 // (renumbered among what the device cgroup leaves visible). Nothing allocated: all unset.
+// Task scope names the task's own set (task_devices) as stock names a task's GPUs, indices
+// counted among what the task's cgroup leaves it; no task binding: the step's variables; a
+// set that cannot be determined: one error and every list but SLURM_GPUS_ON_NODE binds nothing.
 EnvResult gres_env(const std::vector<GresRecord>& records, const EnvRequest& request);
 
 // Prolog/Epilog variables for a job's allocation on this node: SLURM_JOB_GPUS,

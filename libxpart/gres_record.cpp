@@ -33,6 +33,15 @@ std::vector<std::string> presence_paths(const Gpu& gpu, const Partition& part, c
 
 }  // namespace
 
+std::vector<unsigned> slurm_record_cpus(const GresRecord& record, unsigned node_cpus) {
+    std::vector<unsigned> out;
+    for (unsigned cpu : record.cpus)
+        if (cpu < node_cpus) out.push_back(cpu);
+    if (out.empty())
+        for (unsigned cpu = 0; cpu < node_cpus; ++cpu) out.push_back(cpu);
+    return out;
+}
+
 std::vector<GresRecord> gres_records(const Node& node, const RootFs& root) {
     std::vector<GresRecord> records;
     for (const auto& gpu : node.gpus) {

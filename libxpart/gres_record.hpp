@@ -37,6 +37,12 @@ struct GresRecord {
 // give none (never bind them). Every file is named by its host path under `root`.
 std::vector<GresRecord> gres_records(const Node& node, const RootFs& root);
 
+// The CPUs Slurm holds for a record (its cpus_bitmap, machine numbering), given the node's
+// configured CPU count: the record's CPUs below it; all of them when none is left (Slurm
+// rejects a node where only some records name CPUs). Empty when the count is 0: then Slurm
+// holds no bitmap and counts the record close to every CPU.
+std::vector<unsigned> slurm_record_cpus(const GresRecord& record, unsigned node_cpus);
+
 // Slurm's File=/MultipleFiles= value: the record's paths joined by ','.
 std::string files_value(const GresRecord& record);
 

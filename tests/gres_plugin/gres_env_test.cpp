@@ -9,7 +9,8 @@ namespace xpart {
 namespace {
 
 // Records of fixtures::a100_80gb_mig_and_mi300x_node(): 0 3g.40gb (MIG ..01), 1 1g.10gb (..09),
-// 2 1g.10gb (..10), 3 whole A100, 4..11 MI300X XCPs on KFD nodes 9..2 (ROCm ranks 7..0).
+// 2 1g.10gb (..10) near CPUs 0-7, 3 whole A100 near 8-15, 4..11 MI300X XCPs on KFD nodes 9..2
+// (ROCm ranks 7..0) near 16-19.
 const std::string kMig01 = "MIG-aaaaaaaa-0000-0000-0000-000000000001";
 const std::string kMig09 = "MIG-aaaaaaaa-0000-0000-0000-000000000009";
 const std::string kMig10 = "MIG-aaaaaaaa-0000-0000-0000-000000000010";
@@ -19,7 +20,7 @@ struct EnvCase {
     const char* name;
     EnvScope scope;
     std::vector<int> alloc;
-    std::optional<std::vector<int>> usable;
+    std::optional<TaskBinding> task;
     bool constrain;
     AmdIndexMode mode;
     std::map<std::string, std::string> want;  // every variable the scope owns
@@ -42,7 +43,7 @@ TEST_P(GresEnv, SetsExactlyWhatStockAndRocmExpect) {
     EnvRequest req;
     req.scope = c.scope;
     req.alloc = c.alloc.empty() ? std::vector<bool>{} : bits(c.alloc);
-    if (c.usable) req.usable = bits(*c.usable);
+    req.task = c.task;
     req.constrain_devices = c.constrain;
     req.amd_index_mode = c.mode;
     if (std::string(c.name) == "vanished_partition_binds_nothing")
@@ -57,6 +58,19 @@ TEST_P(GresEnv, SetsExactlyWhatStockAndRocmExpect) {
     }
     EXPECT_EQ(got, c.want);
     EXPECT_EQ(!r.errors.empty(), c.errors);
+}
+
+// A task of a step bound by SLURMD_TRES_BIND; `slurm`: the set Slurm hands task_set_env.
+TaskBinding task(std::optional<std::string> tres, unsigned id,
+                 std::optional<std::vector<int>> slurm, std::vector<unsigned> cpus = {0, 8, 16}) {
+    TaskBinding t;
+    t.tres_bind = std::move(tres);
+    t.local_id = std::to_string(id);
+    if (slurm) t.slurm_set = bits(*slurm);
+    t.cpus = std::move(cpus);
+    t.task_plugins = "task/cgroup,task/affinity";
+    t.node_cpus = 20;
+    return t;
 }
 
 std::map<std::string, std::string> step(std::string on_node, std::string ids, std::string cuda,
@@ -91,14 +105,44 @@ INSTANTIATE_TEST_SUITE_P(
                 AmdIndexMode::Index, step("1", "4", kUnset, "7", "4")},
         EnvCase{"xcp_uuid_mode", EnvScope::Step, {4}, std::nullopt, true, AmdIndexMode::Uuid,
                 step("1", "4", kUnset, "GPU-4f2e1c5a9b7d3e01", "0")},
-        EnvCase{"task_gets_its_own_xcp", EnvScope::Task, {4, 5, 6, 7}, std::vector<int>{5}, true,
-                AmdIndexMode::Index, step("4", "5", kUnset, "0", "1")},
-        EnvCase{"task_unconstrained_sees_all", EnvScope::Task, {4, 5, 6, 7}, std::vector<int>{5},
-                false, AmdIndexMode::Index, step("4", "5", kUnset, "6", "5")},
-        EnvCase{"task_gets_its_own_mig", EnvScope::Task, {0, 1, 2}, std::vector<int>{2}, true,
+        // Task scope: the task's own partitions, indices among what its cgroup leaves it.
+        EnvCase{"task_per_task_xcp", EnvScope::Task, {4, 5, 6, 7}, task("gpu:per_task:1", 1, {{0}}),
+                true, AmdIndexMode::Index, step("4", "5", kUnset, "0", "0")},
+        EnvCase{"task_per_task_xcp_uuid", EnvScope::Task, {4, 5, 6, 7},
+                task("gpu:per_task:1", 1, {{0}}), true, AmdIndexMode::Uuid,
+                step("4", "5", kUnset, "GPU-4f2e1c5a9b7d3e01", "0")},
+        EnvCase{"task_unconstrained_sees_all", EnvScope::Task, {4, 5, 6, 7},
+                task("gpu:per_task:1", 1, {{5}}), false, AmdIndexMode::Index,
+                step("4", "5", kUnset, "6", "5")},
+        EnvCase{"task_per_task_mig", EnvScope::Task, {0, 1, 2}, task("gpu:per_task:1", 2, {{0}}),
+                true, AmdIndexMode::Index, step("3", "2", kMig10, kUnset, kMig10)},
+        EnvCase{"task_map_mig", EnvScope::Task, {0, 1, 2}, task("gpu:map_gpu:2,0", 0, {{0}}), true,
                 AmdIndexMode::Index, step("3", "2", kMig10, kUnset, kMig10)},
-        EnvCase{"task_without_share", EnvScope::Task, {0, 1}, std::vector<int>{}, true,
-                AmdIndexMode::Index, step("2", kUnset, kUnset, kUnset, kUnset)},
+        EnvCase{"task_mask_mig", EnvScope::Task, {0, 1, 2}, task("gpu:mask_gpu:0x5", 0, {{0, 1}}),
+                true, AmdIndexMode::Index,
+                step("3", "0,2", kMig01 + "," + kMig10, kUnset, kMig01 + "," + kMig10)},
+        EnvCase{"task_closest_not_first", EnvScope::Task, {1, 3, 4},
+                task("gpu:closest", 1, {{0}}, {8}), true, AmdIndexMode::Index,
+                step("3", "3", "GPU-11111111-1111-1111-1111-111111111111", kUnset,
+                     "GPU-11111111-1111-1111-1111-111111111111")},
+        EnvCase{"task_ntasks_per_gpu_xcp", EnvScope::Task, {2, 10, 11},
+                task("gpu:single:1", 1, {{0}}, {16, 17}), true, AmdIndexMode::Index,
+                step("3", "11", kUnset, "0", "0")},
+        EnvCase{"task_ntasks_per_gpu_xcp_uuid", EnvScope::Task, {2, 10, 11},
+                task("gpu:single:1", 1, {{0}}, {16, 17}), true, AmdIndexMode::Uuid,
+                step("3", "11", kUnset, "GPU-4f2e1c5a9b7d3e01", "0")},
+        // Typed --gpus-per-task=2g.10gb:1: Slurm's cgroup gives task 1 the first device.
+        EnvCase{"task_typed_per_task_as_slurm", EnvScope::Task, {1, 2},
+                task("gpu:per_task:2g.10gb:1", 1, {{0, 1}}), true, AmdIndexMode::Index,
+                step("2", "1", kMig09, kUnset, kMig09)},
+        // per_task:cpx:1 reads 0 GPUs per task: no task binding, the step's variables.
+        EnvCase{"task_without_binding_is_step", EnvScope::Task, {4, 5},
+                task("gpu:per_task:cpx:1", 1, std::nullopt), true, AmdIndexMode::Index,
+                step("2", "4,5", kUnset, "1,0", "0,1")},
+        // --accel-bind=g beside --gpu-bind: the task's set cannot be determined.
+        EnvCase{"task_unknown_binds_nothing", EnvScope::Task, {1, 2},
+                task("gpu:map_gpu:0", 0, {{0, 1}}), true, AmdIndexMode::Index,
+                step("2", "-1", "-1", "-1", "-1"), true},
         EnvCase{"mixed_vendors", EnvScope::Step, {0, 11}, std::nullopt, true, AmdIndexMode::Index,
                 step("2", "0,11", kMig01, "0", kMig01 + ",1")},
         EnvCase{"allocation_beyond_records_binds_nothing", EnvScope::Step, {12}, std::nullopt,

@@ -106,5 +106,17 @@ TEST(GresRecords, ParseRejectsDamagedTransport) {
     }
 }
 
+// What Slurm's closest binding compares the task's CPUs with.
+TEST(SlurmRecordCpus, WithinTheNodesCpuCount) {
+    GresRecord r;
+    r.cpus = {2, 5, 9};
+    EXPECT_EQ(slurm_record_cpus(r, 6), (std::vector<unsigned>{2, 5}));
+    r.cpus = {8, 9};  // none left: every CPU
+    EXPECT_EQ(slurm_record_cpus(r, 4), (std::vector<unsigned>{0, 1, 2, 3}));
+    r.cpus = {};      // unknown affinity: every CPU
+    EXPECT_EQ(slurm_record_cpus(r, 2), (std::vector<unsigned>{0, 1}));
+    EXPECT_EQ(slurm_record_cpus(r, 0), std::vector<unsigned>{});  // no bitmap: near every CPU
+}
+
 }  // namespace
 }  // namespace xpart

@@ -195,6 +195,14 @@ cluster_stop() {
   if [ -n "${XP_KEEP:-}" ]; then echo "kept $XP_DIR" >&2; elif [ -n "${XP_DIR:-}" ]; then rm -rf "$XP_DIR"; fi
 }
 
+# gres_records NODE [VAR=VALUE...]: "index type uuid files" per gres/gpu record the xpart
+# plugin registers on NODE (slurmd -G, run with the node's environment).
+gres_records() {
+  local node=$1; shift
+  env "$@" slurmd -G -N "$node" -f "$SLURM_CONF" 2>&1 |
+    sed -n 's/.*gres\/gpu: record \([0-9]*\): type=\([^ ]*\) uuid=\([^ ]*\) files=\(.*\)$/\1 \2 \3 \4/p'
+}
+
 # probe FILE...: "<file> OK|ENXIO|EPERM|..." per file, as open(2) answers inside the job.
 XP_PROBE='import errno, os, sys
 for p in sys.argv[1:]:
