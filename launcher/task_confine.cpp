@@ -13,7 +13,7 @@
 namespace xpart::launch {
 namespace {
 
-// Slurm's task cgroup ("…/step_0/task_3"): its parent is the step's.
+// Slurm's v1 task cgroup ("…/step_0/task_3"): its parent is the step's.
 std::string step_cgroup_of(const std::string& dir) {
     static const std::regex task(R"(.*/task_[0-9]+$)");
     if (!std::regex_match(dir, task)) return dir;
@@ -33,7 +33,8 @@ Result<std::string> confine_task(const Node& node, const Partition& mine, pid_t 
                                               "/proc/" + std::to_string(task) + "/cgroup");
     if (!layout) return Error{who + layout.error().message};
     const cgroup::Hierarchy h = layout->preferred();
-    auto cg = cgroup::DeviceCgroup::create(h, step_cgroup_of(layout->own(h)),
+    const std::string parent = h == cgroup::Hierarchy::V1 ? step_cgroup_of(layout->own(h)) : layout->own(h);
+    auto cg = cgroup::DeviceCgroup::create(h, parent,
                                            cgroup::rank_cgroup_name(local_id, getpid()));
     if (!cg) return Error{who + cg.error().message};
     Status s = cg->apply(rank_rule_set(node, mine));
