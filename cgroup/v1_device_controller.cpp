@@ -241,4 +241,22 @@ Status V1DeviceController::clear() const {
 
 void V1DeviceController::forget() const { ::unlink(state_file().c_str()); }
 
+Status narrow_in_place(const std::string& dir, const DeviceRuleSet& set) {
+    if (set.policy != DevicePolicy::DenyManaged)
+        return Error{"cgroup " + dir + ": only a DenyManaged set narrows a cgroup in place"};
+    const auto allowed = by_key(set.allow);
+    V1Writer writer(dir);
+    for (const auto& [k, r] : allowed)
+        if (Status s = writer.write({true, format_device_rule(r)}); !s) return s;
+    for (const auto& m : set.managed) {
+        if (allowed.count(key_of(m))) continue;
+        for (const auto& [k, a] : allowed)
+            if (covers(m, a))
+                return Error{"cgroup v1 cannot allow '" + format_device_rule(a) +
+                             "' inside the denied wildcard '" + format_device_rule(m) + "'"};
+        if (Status s = writer.write({false, format_device_rule(m)}); !s) return s;
+    }
+    return ok_status();
+}
+
 }  // namespace xpart::cgroup

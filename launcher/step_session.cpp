@@ -71,7 +71,7 @@ Status StepSession::confine(int local_id, pid_t task) {
         auto dir = confine_task(plan_->node, task_partition(*plan_, local_id), task,
                                 static_cast<unsigned>(local_id));
         if (!dir) return dir.error();
-        cgroups_[local_id] = *dir;
+        if (!dir->empty()) cgroups_[local_id] = *dir;
     }
     const auto& cpus = plan_->plan.assignments.at(static_cast<std::size_t>(local_id)).cpus;
     if (!cpus.empty()) return pin(task, cpus, notes_);

@@ -7,17 +7,17 @@
 #include "cgroup/device_cgroup.hpp"
 #include "cgroup/layout.hpp"
 #include "cgroup/rank_leftover.hpp"
+#include "cgroup/v1_device_controller.hpp"
 #include "launcher/rank_cgroup.hpp"
 #include "libxpart/text.hpp"
 
 namespace xpart::launch {
 namespace {
 
-// Slurm's v1 task cgroup ("…/step_0/task_3"): its parent is the step's.
-std::string step_cgroup_of(const std::string& dir) {
-    static const std::regex task(R"(.*/task_[0-9]+$)");
-    if (!std::regex_match(dir, task)) return dir;
-    return dir.substr(0, dir.rfind('/'));
+// Slurm's task cgroup ("…/step_0/task_3").
+bool is_task_cgroup(const std::string& dir) {
+    static const std::regex task(R"(.*/step_[0-9]+/task_[0-9]+$)");
+    return std::regex_match(dir, task);
 }
 
 }  // namespace
@@ -33,8 +33,14 @@ Result<std::string> confine_task(const Node& node, const Partition& mine, pid_t 
                                               "/proc/" + std::to_string(task) + "/cgroup");
     if (!layout) return Error{who + layout.error().message};
     const cgroup::Hierarchy h = layout->preferred();
-    const std::string parent = h == cgroup::Hierarchy::V1 ? step_cgroup_of(layout->own(h)) : layout->own(h);
-    auto cg = cgroup::DeviceCgroup::create(h, parent,
+    // Slurm's own v1 task cgroup: narrowed in place (Slurm removes it with the step), which
+    // costs no cgroup of ours to make, enter and remove per task.
+    if (h == cgroup::Hierarchy::V1 && is_task_cgroup(layout->own(h))) {
+        if (auto s = cgroup::narrow_in_place(layout->own(h), rank_rule_set(node, mine)); !s)
+            return Error{who + s.error().message};
+        return std::string();
+    }
+    auto cg = cgroup::DeviceCgroup::create(h, layout->own(h),
                                            cgroup::rank_cgroup_name(local_id, getpid()));
     if (!cg) return Error{who + cg.error().message};
     Status s = cg->apply(rank_rule_set(node, mine));
