@@ -1,6 +1,7 @@
-// gres/gpu for Slurm 22.05, a drop-in for Slurm's own: the 13 entry points translate Slurm's
-// types (List, bitstr_t, env arrays, buf_t) to and from the core library and delegate to it.
-// Nothing here decides anything; no exception leaves an entry point.
+// gres/gpu, a drop-in for Slurm's own: the entry points both supported series share (22.05,
+// 24.11) translate Slurm's types (lists, bitstr_t, env arrays, buf_t) to and from the core
+// library and delegate to it; the series differences live in series_<series>.cpp behind
+// series.hpp. Nothing here decides anything; no exception leaves an entry point.
 #include <sched.h>
 
 #include <algorithm>
@@ -9,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "gres_plugin/gres_gpu_entry.h"
+#include "gres_plugin/series.hpp"
 #include "libxpart/gres_check.hpp"
 #include "libxpart/gres_env.hpp"
 #include "libxpart/gres_node.hpp"
@@ -29,7 +30,7 @@ char kGresName[] = "gpu";
 std::vector<xpart::GresRecord> g_records;
 xpart::AmdIndexMode g_amd_index_mode = xpart::AmdIndexMode::Index;
 uint32_t g_node_cpus = 0;  // the CPU count the records were registered with
-List g_devices = nullptr;  // gres_device_t per device file, for task/cgroup
+struct xlist* g_devices = nullptr;  // gres_device_t per device file, for task/cgroup
 
 template <class F>
 auto guarded(const char* where, F&& body, decltype(body()) on_error) -> decltype(body()) {
@@ -63,7 +64,7 @@ void apply(char*** env, const xpart::EnvResult& result) {
 std::vector<std::string> expand_files(const char* files) {
     std::vector<std::string> out;
     if (!files) return out;
-    hostlist_t hl = hostlist_create(files);
+    auto hl = hostlist_create(files);  // hostlist_t on 22.05, hostlist_t * on 24.11
     if (!hl) return out;
     while (char* one = hostlist_shift(hl)) {
         out.emplace_back(one);
@@ -78,10 +79,10 @@ int is_gpu_record(void* x, void*) {
     return conf->name && std::string(conf->name) == kGresName;
 }
 
-std::vector<xpart::ConfiguredGpu> configured_gpus(List gres_conf_list) {
+std::vector<xpart::ConfiguredGpu> configured_gpus(struct xlist* gres_conf_list) {
     std::vector<xpart::ConfiguredGpu> out;
     if (!gres_conf_list) return out;
-    ListIterator it = list_iterator_create(gres_conf_list);
+    auto it = list_iterator_create(gres_conf_list);
     int ordinal = 0;
     while (auto* conf = static_cast<gres_slurmd_conf_t*>(list_next(it))) {
         if (!is_gpu_record(conf, nullptr) || conf->count == 0) continue;  // 0: placeholder
@@ -98,7 +99,7 @@ std::vector<xpart::ConfiguredGpu> configured_gpus(List gres_conf_list) {
 
 // The record's CPUs as Slurm wants them: a machine-numbered bitmap sized to the node
 // (slurm_record_cpus) and the abstract range string.
-void add_record(List list, const xpart::GresRecord& r, node_config_load_t* node_conf) {
+void add_record(struct xlist* list, const xpart::GresRecord& r, node_config_load_t* node_conf) {
     const uint32_t cpu_cnt = node_conf->cpu_cnt;
     bitstr_t* mac = nullptr;
     char* abs = nullptr;
@@ -117,10 +118,8 @@ void add_record(List list, const xpart::GresRecord& r, node_config_load_t* node_
     const uint32_t flags = r.vendor == xpart::Vendor::Nvidia ? GRES_CONF_ENV_NVML
                                                               : GRES_CONF_ENV_RSMI;
     std::string files = xpart::files_value(r);
-    add_gres_to_list(list, kGresName, 1, static_cast<int>(cpu_cnt), abs, mac,
-                     const_cast<char*>(files.c_str()), const_cast<char*>(r.type.c_str()),
-                     nullptr, r.unique_id.empty() ? nullptr : const_cast<char*>(r.unique_id.c_str()),
-                     flags);
+    xpart::slurm::add_gres(list, {kGresName, cpu_cnt, abs, mac, files.c_str(), r.type.c_str(),
+                                  r.unique_id.empty() ? nullptr : r.unique_id.c_str(), flags});
     xfree(abs);
     FREE_NULL_BITMAP(mac);
 }
@@ -174,7 +173,7 @@ int fini(void) {
     return SLURM_SUCCESS;
 }
 
-int gres_p_node_config_load(List gres_conf_list, node_config_load_t* node_conf) {
+int gres_p_node_config_load(struct xlist* gres_conf_list, node_config_load_t* node_conf) {
     return guarded("node_config_load", [&]() -> int {
         FREE_NULL_LIST(g_devices);
         if (node_conf->in_slurmd) {
@@ -190,7 +189,7 @@ int gres_p_node_config_load(List gres_conf_list, node_config_load_t* node_conf) 
             g_node_cpus = node_conf->cpu_cnt;
 
             list_delete_all(gres_conf_list, is_gpu_record, nullptr);
-            List ours = list_create(destroy_gres_slurmd_conf);
+            auto ours = list_create(destroy_gres_slurmd_conf);
             for (std::size_t i = 0; i < g_records.size(); ++i) {
                 const auto& r = g_records[i];
                 info("gres/gpu: record %zu: type=%s uuid=%s files=%s", i, r.type.c_str(),
@@ -201,7 +200,7 @@ int gres_p_node_config_load(List gres_conf_list, node_config_load_t* node_conf) 
             FREE_NULL_LIST(ours);
             info("gres/gpu: %zu GPU partition(s) registered", g_records.size());
         }
-        return common_node_config_load(gres_conf_list, kGresName, node_conf, &g_devices);
+        return xpart::slurm::load_devices(gres_conf_list, kGresName, node_conf, &g_devices);
     }, SLURM_ERROR);
 }
 
@@ -224,7 +223,7 @@ void gres_p_task_set_env(char*** step_env_ptr, bitstr_t* gres_bit_alloc, uint64_
 }
 
 void gres_p_send_stepd(buf_t* buffer) {
-    common_send_stepd(buffer, g_devices);
+    xpart::slurm::send_devices(buffer, g_devices);
     std::string records = guarded("send_stepd", [] { return xpart::serialize_records(g_records); },
                                   std::string("[]"));
     packmem(const_cast<char*>(records.c_str()), static_cast<uint32_t>(records.size() + 1), buffer);
@@ -233,7 +232,7 @@ void gres_p_send_stepd(buf_t* buffer) {
 }
 
 void gres_p_recv_stepd(buf_t* buffer) {
-    common_recv_stepd(buffer, &g_devices);
+    xpart::slurm::recv_devices(buffer, &g_devices);
     char* text = nullptr;
     uint32_t size = 0, mode = 0;
     if (unpackmem_xmalloc(&text, &size, buffer) != SLURM_SUCCESS ||
@@ -258,15 +257,7 @@ void gres_p_recv_stepd(buf_t* buffer) {
     xfree(text);
 }
 
-int gres_p_get_job_info(gres_job_state_t*, uint32_t, enum gres_job_data_type, void*) {
-    return EINVAL;  // no plugin-specific job data
-}
-
-int gres_p_get_step_info(gres_step_state_t*, uint32_t, enum gres_step_data_type, void*) {
-    return EINVAL;  // no plugin-specific step data
-}
-
-List gres_p_get_devices(void) { return g_devices; }
+struct xlist* gres_p_get_devices(void) { return g_devices; }
 
 void gres_p_step_hardware_init(bitstr_t*, char* tres_freq) {
     if (tres_freq) info("gres/gpu: --gpu-freq is not supported on GPU partitions; ignored");
@@ -274,23 +265,13 @@ void gres_p_step_hardware_init(bitstr_t*, char* tres_freq) {
 
 void gres_p_step_hardware_fini(void) {}
 
-gres_epilog_info_t* gres_p_epilog_build_env(gres_job_state_t* gres_js) {
-    auto* ei = static_cast<gres_epilog_info_t*>(xmalloc(sizeof(gres_epilog_info_t)));
-    ei->node_cnt = gres_js->node_cnt;
-    ei->gres_bit_alloc =
-        static_cast<bitstr_t**>(xcalloc(ei->node_cnt ? ei->node_cnt : 1, sizeof(bitstr_t*)));
-    for (uint32_t i = 0; i < ei->node_cnt; ++i)
-        if (gres_js->gres_bit_alloc && gres_js->gres_bit_alloc[i])
-            ei->gres_bit_alloc[i] = bit_copy(gres_js->gres_bit_alloc[i]);
-    return ei;
-}
+namespace xpart::slurm {
 
-void gres_p_epilog_set_env(char*** epilog_env_ptr, gres_epilog_info_t* gres_ei, int node_inx) {
-    if (!gres_ei || node_inx < 0 || static_cast<uint32_t>(node_inx) >= gres_ei->node_cnt ||
-        !gres_ei->gres_bit_alloc)
-        return;
-    guarded("epilog_set_env", [&] {
-        apply(epilog_env_ptr, xpart::epilog_env(g_records, to_bits(gres_ei->gres_bit_alloc[node_inx])));
+void set_prep_env(char*** env, bitstr_t* node_alloc) {
+    guarded("prep_set_env", [&] {
+        apply(env, xpart::epilog_env(g_records, to_bits(node_alloc)));
         return 0;
     }, 0);
 }
+
+}  // namespace xpart::slurm

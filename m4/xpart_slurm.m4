@@ -1,6 +1,6 @@
 # XPART_CHECK_SLURM: find the installed Slurm and a source tree of exactly that version.
-# Sets build_gres_plugin, SLURM_SOURCE, SLURM_BUILD, SLURM_PLUGINDIR, SLURM_VERSION_STRING,
-# SLURM_CPPFLAGS, and the automake conditionals BUILD_GRES_PLUGIN and BUILD_SPANK_PLUGIN.
+# Sets build_gres_plugin, SLURM_SERIES (22.05|24.11), SLURM_GRES_C, SLURM_SOURCE, SLURM_BUILD,
+# SLURM_PLUGINDIR, SLURM_VERSION_STRING, SLURM_CPPFLAGS, and the automake conditionals BUILD_GRES_PLUGIN and BUILD_SPANK_PLUGIN.
 AC_DEFUN([XPART_CHECK_SLURM], [
   AC_ARG_WITH([slurm-source],
     [AS_HELP_STRING([--with-slurm-source=DIR],
@@ -23,8 +23,8 @@ AC_DEFUN([XPART_CHECK_SLURM], [
   AS_IF([test -n "$SLURM_SOURCE"], [
     AS_IF([test -z "$installed_ver"],
       [AC_MSG_ERROR([--with-slurm-source given but $SLURM_INCLUDEDIR/slurm/slurm_version.h is missing (install libslurm-dev)])])
-    AS_IF([test ! -r "$SLURM_SOURCE/src/common/gres.h"],
-      [AC_MSG_ERROR([$SLURM_SOURCE is not a Slurm source tree (no src/common/gres.h)])])
+    AS_IF([test ! -r "$SLURM_SOURCE/src/common/slurm_xlator.h"],
+      [AC_MSG_ERROR([$SLURM_SOURCE is not a Slurm source tree (no src/common/slurm_xlator.h)])])
     SLURM_SOURCE=`cd "$SLURM_SOURCE" && pwd`
     AS_IF([test ! -r "$SLURM_SOURCE/config.h"], [
       AC_MSG_NOTICE([configuring the Slurm source tree $SLURM_SOURCE (config.h missing)])
@@ -41,6 +41,12 @@ AC_DEFUN([XPART_CHECK_SLURM], [
       AS_IF([test -n "$daemon_ver" && test "x$daemon_ver" != "x$SLURM_VERSION_STRING"],
         [AC_MSG_ERROR([Slurm version mismatch: slurmd -V says $daemon_ver, the source tree $SLURM_SOURCE is $SLURM_VERSION_STRING])])
     ])
+    dnl One adapter per supported series; its gres.c holds the ops table the tests pin.
+    AS_CASE([$SLURM_VERSION_STRING],
+      [22.05.*], [SLURM_SERIES=22.05; SLURM_GRES_C=$SLURM_SOURCE/src/common/gres.c],
+      [24.11.*], [SLURM_SERIES=24.11; SLURM_GRES_C=$SLURM_SOURCE/src/interfaces/gres.c],
+      [AC_MSG_ERROR([Slurm $SLURM_VERSION_STRING is not supported: xpart's gres/gpu has adapters for Slurm 22.05 and 24.11])])
+    AC_MSG_NOTICE([gres/gpu adapter: Slurm $SLURM_SERIES ($SLURM_VERSION_STRING)])
     SLURM_CPPFLAGS="-DHAVE_CONFIG_H -I$SLURM_SOURCE -I$SLURM_SOURCE/src/common"
     build_gres_plugin=yes
   ])
@@ -58,6 +64,9 @@ AC_DEFUN([XPART_CHECK_SLURM], [
   done
   AC_SUBST([SLURM_STOCK_PLUGINDIR])
   AM_CONDITIONAL([BUILD_GRES_PLUGIN], [test "x$build_gres_plugin" = xyes])
+  AM_CONDITIONAL([SLURM_24_11], [test "x$SLURM_SERIES" = x24.11])
+  AC_SUBST([SLURM_SERIES])
+  AC_SUBST([SLURM_GRES_C])
   AC_SUBST([SLURM_SOURCE])
   AC_SUBST([SLURM_PLUGINDIR])
   AC_SUBST([SLURM_CPPFLAGS])

@@ -1,5 +1,5 @@
-/* Pins every gres_gpu.so entry point to Slurm's own ops table.
- * Compile time: gres_ops.h is cut at build time out of the configured Slurm source's gres.c
+/* Pins every gres_gpu.so entry point to Slurm's own ops table, for the series it was built for.
+ * Compile time: gres_ops.h is cut at build time out of the configured Slurm source's gres.c (src/common/ on 22.05, src/interfaces/ on 24.11)
  * (slurm_gres_ops_t and the syms[] its loader dlsym()s); each exported function's type must be
  * the type of the matching member. Run time: the built plugin loads with RTLD_NOW on top of
  * the installed libslurmfull.so (every Slurm symbol it imports exists), every name in syms[]
@@ -23,15 +23,22 @@ SAME_TYPE(gres_p_step_set_env, step_set_env);
 SAME_TYPE(gres_p_task_set_env, task_set_env);
 SAME_TYPE(gres_p_send_stepd, send_stepd);
 SAME_TYPE(gres_p_recv_stepd, recv_stepd);
-SAME_TYPE(gres_p_get_job_info, job_info);
-SAME_TYPE(gres_p_get_step_info, step_info);
 SAME_TYPE(gres_p_get_devices, get_devices);
 SAME_TYPE(gres_p_step_hardware_init, step_hardware_init);
 SAME_TYPE(gres_p_step_hardware_fini, step_hardware_fini);
+#if XPART_SLURM_24_11
+SAME_TYPE(gres_p_prep_build_env, prep_build_env);
+SAME_TYPE(gres_p_prep_set_env, prep_set_env);
+#define ENTRY_POINTS 11
+#else
+SAME_TYPE(gres_p_get_job_info, job_info);
+SAME_TYPE(gres_p_get_step_info, step_info);
 SAME_TYPE(gres_p_epilog_build_env, epilog_build_env);
 SAME_TYPE(gres_p_epilog_set_env, epilog_set_env);
-/* A member added to Slurm's table would be a 14th mandatory symbol. */
-_Static_assert(sizeof(slurm_gres_ops_t) == 13 * sizeof(void (*)(void)),
+#define ENTRY_POINTS 13
+#endif
+/* A member added to Slurm's table would be a mandatory symbol this plugin lacks. */
+_Static_assert(sizeof(slurm_gres_ops_t) == ENTRY_POINTS * sizeof(void (*)(void)),
                "slurm_gres_ops_t has a member this plugin does not pin");
 
 int main(void) {
@@ -50,9 +57,9 @@ int main(void) {
         fprintf(stderr, "FAIL: %s\n", dlerror());
         return 1;
     }
-    if (sizeof(syms) / sizeof(syms[0]) != 13) {
-        fprintf(stderr, "FAIL: Slurm's loader wants %zu symbols, this test knows 13\n",
-                sizeof(syms) / sizeof(syms[0]));
+    if (sizeof(syms) / sizeof(syms[0]) != ENTRY_POINTS) {
+        fprintf(stderr, "FAIL: Slurm's loader wants %zu symbols, this test knows %d\n",
+                sizeof(syms) / sizeof(syms[0]), ENTRY_POINTS);
         failures++;
     }
     for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {

@@ -1,0 +1,38 @@
+// Slurm 24.11: add_gres_to_list takes a gres_slurmd_conf_t, the device list and its stepd
+// transport are libslurmfull's (gres_node_config_load, gres_send/recv_stepd), and the
+// Prolog/Epilog entry points are prep_build_env/prep_set_env.
+#include "gres_plugin/series.hpp"
+
+namespace xpart::slurm {
+
+void add_gres(list_t* list, const GresLine& l) {
+    gres_slurmd_conf_t conf = {};
+    conf.config_flags = l.env_flags;
+    conf.count = 1;
+    conf.cpu_cnt = l.cpu_cnt;
+    conf.cpus = l.cpus;
+    conf.cpus_bitmap = l.cpus_bitmap;
+    conf.file = const_cast<char*>(l.files);
+    conf.name = const_cast<char*>(l.name);
+    conf.type_name = const_cast<char*>(l.type);
+    conf.unique_id = const_cast<char*>(l.unique_id);
+    add_gres_to_list(list, &conf);  // copies every field
+}
+
+int load_devices(list_t* gres_conf_list, const char*, node_config_load_t* node_conf,
+                 list_t** devices) {
+    return gres_node_config_load(gres_conf_list, node_conf, devices);
+}
+
+void send_devices(buf_t* buffer, list_t* devices) { gres_send_stepd(buffer, devices); }
+void recv_devices(buf_t* buffer, list_t** devices) { gres_recv_stepd(buffer, devices); }
+
+}  // namespace xpart::slurm
+
+gres_prep_t* gres_p_prep_build_env(gres_job_state_t* gres_js) {
+    return xpart::slurm::copy_allocation<gres_prep_t>(gres_js);
+}
+
+void gres_p_prep_set_env(char*** prep_env_ptr, gres_prep_t* gres_prep, int node_inx) {
+    xpart::slurm::set_prep_env(prep_env_ptr, gres_prep, node_inx);
+}
