@@ -154,6 +154,7 @@ void set_env(char*** env, bitstr_t* alloc, xpart::EnvScope scope, bitstr_t* usab
         task.cpus = own_cpus();
         task.task_plugins = slurm_conf.task_plugin ? slurm_conf.task_plugin : "";
         task.node_cpus = g_node_cpus;
+        task.slurm_rule_modelled = xpart::slurm::kTaskRuleModelled;
         req.task = std::move(task);
     }
     req.faults = xpart::check_present(g_records, req.alloc);

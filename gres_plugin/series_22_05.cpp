@@ -6,6 +6,8 @@
 
 namespace xpart::slurm {
 
+const bool kTaskRuleModelled = true;
+
 void add_gres(List list, const GresLine& l) {
     add_gres_to_list(list, const_cast<char*>(l.name), 1, static_cast<int>(l.cpu_cnt), l.cpus,
                      l.cpus_bitmap, const_cast<char*>(l.files), const_cast<char*>(l.type),

@@ -5,6 +5,8 @@
 
 namespace xpart::slurm {
 
+const bool kTaskRuleModelled = false;
+
 void add_gres(list_t* list, const GresLine& l) {
     gres_slurmd_conf_t conf = {};
     conf.config_flags = l.env_flags;

@@ -162,6 +162,14 @@ TaskDevices task_devices(const std::vector<GresRecord>& records, const Bits& all
                        " is not a task index");
     const unsigned local_id = static_cast<unsigned>(*id);
     const std::string who = "task " + std::to_string(local_id) + ": ";
+    if (!task.slurm_rule_modelled) {
+        if (task.tres_bind && tres_bind_is_none(*task.tres_bind)) return {};
+        return unknown(who + "Slurm binds it by SLURMD_TRES_BIND=" +
+                       task.tres_bind.value_or("<unset>") +
+                       " (or --accel-bind), a per-task rule of this Slurm series xpart does not "
+                       "model yet; binding nothing rather than guessing: use srun --xpart-bind "
+                       "(the xpart SPANK plugin) for one partition per task");
+    }
 
     // Slurm binds, yet SLURMD_TRES_BIND asks for nothing: --accel-bind=g, which the task cannot
     // see (it also overrides any SLURMD_TRES_BIND; the check below catches that).

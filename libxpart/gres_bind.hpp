@@ -29,6 +29,10 @@ struct TaskBinding {
     std::optional<std::vector<unsigned>> cpus;
     std::string task_plugins;  // slurm.conf TaskPlugin
     unsigned node_cpus = 0;    // CPU count the records were registered with (slurm_record_cpus)
+    // False under a Slurm series whose per-task rule this model does not replicate (24.11:
+    // usable_gres comes in the task's local numbering and per_task/closest follow the step's
+    // task CPU sets): only "no task binding" is certain there; anything else binds nothing.
+    bool slurm_rule_modelled = true;
 };
 
 struct TaskDevices {

@@ -1,17 +1,35 @@
 #include "libxpart/tres_bind.hpp"
 
 #include <cstdlib>
+#include <optional>
 
 #include "libxpart/text.hpp"
 
 namespace xpart {
 
-GpuBind parse_tres_bind(const std::string& tres_bind) {
-    GpuBind b;
+namespace {
+
+// The "gpu:" directive without its "verbose," prefix; nullopt without one.
+std::optional<std::string> gpu_directive(const std::string& tres_bind) {
     auto gpu = tres_bind.find("gpu:");  // Slurm: the first "gpu:", case-sensitive
-    if (gpu == std::string::npos) return b;
+    if (gpu == std::string::npos) return std::nullopt;
     std::string rest = tres_bind.substr(gpu + 4);
     if (to_lower(rest.substr(0, 8)) == "verbose,") rest = rest.substr(8);
+    return rest;
+}
+
+}  // namespace
+
+bool tres_bind_is_none(const std::string& tres_bind) {
+    auto rest = gpu_directive(tres_bind);
+    return rest && to_lower(rest->substr(0, 4)) == "none";
+}
+
+GpuBind parse_tres_bind(const std::string& tres_bind) {
+    GpuBind b;
+    auto directive = gpu_directive(tres_bind);
+    if (!directive) return b;
+    const std::string rest = *directive;
     const std::string lower = to_lower(rest);
     auto starts = [&](const char* p) { return lower.rfind(p, 0) == 0; };
     if (starts("single:")) {

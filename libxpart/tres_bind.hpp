@@ -25,6 +25,9 @@ struct GpuBind {
 // SLURMD_TRES_BIND ("gpu:per_task:1", "gpu:verbose,map_gpu:1,0", "gpu:single:2", ...).
 GpuBind parse_tres_bind(const std::string& tres_bind);
 
+// True when the "gpu:" directive is "none" (--gpu-bind=none): no task binding, on every series.
+bool tres_bind_is_none(const std::string& tres_bind);
+
 // --accel-bind=g: Slurm binds to the closest GPUs and ignores SLURMD_TRES_BIND's directive.
 inline GpuBind accel_bind_closest() { return GpuBind{GpuBind::Kind::Closest, 0, 0, {}}; }
 

@@ -200,5 +200,33 @@ TEST(TaskDevices, NothingAllocatedIsTheStepSet) {
     EXPECT_EQ(task_devices(records(8), bits({}, 8), true, t).kind, Kind::StepSet);
 }
 
+// A series whose per-task rule is not modelled (24.11): --gpu-bind=none is certain (the step's
+// set); any other binding Slurm applied binds nothing, with a line naming the way out.
+TEST(TaskDevices, UnmodelledSeriesKnowsOnlyNoBinding) {
+    struct Row {
+        const char* tres_bind;
+        Kind want;
+    };
+    for (const Row& r : {Row{"gres/gpu:none", Kind::StepSet}, Row{"gres/gpu:verbose,none", Kind::StepSet},
+                         Row{"gres/gpu:single:1", Kind::Unknown}, Row{"gres/gpu:per_task:1", Kind::Unknown},
+                         Row{"gres/gpu:closest", Kind::Unknown}, Row{"gres/gpu:map_gpu:1,0", Kind::Unknown}}) {
+        TaskBinding t;
+        t.tres_bind = r.tres_bind;
+        t.local_id = "1";
+        t.slurm_set = bits({0}, 8);
+        t.slurm_rule_modelled = false;
+        TaskDevices d = task_devices(records(8), bits(kAlloc, 8), true, t);
+        EXPECT_EQ(d.kind, r.want) << r.tres_bind;
+        if (r.want == Kind::Unknown) {
+            EXPECT_NE(d.reason.find("task 1: "), std::string::npos) << d.reason;
+            EXPECT_NE(d.reason.find("--xpart-bind"), std::string::npos) << d.reason;
+        }
+    }
+    TaskBinding unbound;  // Slurm passed no task set: the step's set, as on every series
+    unbound.local_id = "0";
+    unbound.slurm_rule_modelled = false;
+    EXPECT_EQ(task_devices(records(8), bits(kAlloc, 8), true, unbound).kind, Kind::StepSet);
+}
+
 }  // namespace
 }  // namespace xpart

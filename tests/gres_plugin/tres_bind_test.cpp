@@ -53,6 +53,15 @@ std::vector<bool> only(std::size_t size, std::vector<std::size_t> set) {
     return out;
 }
 
+TEST(TresBindIsNone, OnlyTheNoneDirective) {
+    EXPECT_TRUE(tres_bind_is_none("gres/gpu:none"));
+    EXPECT_TRUE(tres_bind_is_none("gpu:verbose,none"));
+    EXPECT_FALSE(tres_bind_is_none("gres/gpu:closest"));
+    EXPECT_FALSE(tres_bind_is_none("gres/gpu:per_task:1"));
+    EXPECT_FALSE(tres_bind_is_none(""));
+    EXPECT_FALSE(tres_bind_is_none("gres/nic:none"));
+}
+
 TEST(GpuBindList, RepeatsAndStartsOver) {
     EXPECT_EQ(pick("3*2,1", 1, 4, true), only(4, {3}));
     EXPECT_EQ(pick("3*2,1", 2, 4, true), only(4, {1}));
