@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gres_plugin/series.hpp"
+#include "libxpart/device_probe.hpp"
 #include "libxpart/gres_check.hpp"
 #include "libxpart/gres_env.hpp"
 #include "libxpart/gres_node.hpp"
@@ -155,6 +156,7 @@ void set_env(char*** env, bitstr_t* alloc, xpart::EnvScope scope, bitstr_t* usab
         task.task_plugins = slurm_conf.task_plugin ? slurm_conf.task_plugin : "";
         task.node_cpus = g_node_cpus;
         task.slurm_rule_modelled = xpart::slurm::kTaskRuleModelled;
+        task.can_open = xpart::device_openable;  // task_set_env runs in the task, constrained
         req.task = std::move(task);
     }
     req.faults = xpart::check_present(g_records, req.alloc);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "libxpart/device_probe.hpp"
 #include "libxpart/text.hpp"
 
 namespace xpart::launch {
@@ -156,14 +157,7 @@ Result<Allotment> from_gpu_indices(const Node& node, const std::string& var,
 }  // namespace
 
 DeviceOpenable open_probe(const RootFs& root) {
-    return [root](const DeviceFile& f) {
-        int fd = ::open(root.host_path(f.path).c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK);
-        if (fd >= 0) {
-            ::close(fd);
-            return true;
-        }
-        return errno != EPERM && errno != EACCES && errno != ENOENT;
-    };
+    return [root](const DeviceFile& f) { return device_openable(root.host_path(f.path)); };
 }
 
 std::optional<std::size_t> rocr_index(const Node& node, const AllottedPartition& part,

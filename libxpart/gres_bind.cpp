@@ -151,6 +151,55 @@ TaskDevices unknown(std::string reason) {
     return d;
 }
 
+// The files that tell the allocated records apart: a record's files no other allocated record
+// has (a MIG device's capability files, an XCP's render node, a whole GPU's /dev/nvidiaN).
+// Probing only those spares the shared control files and parent GPUs an open().
+std::vector<std::string> own_files(const std::vector<GresRecord>& records, const Bits& alloc,
+                                   std::size_t i) {
+    std::vector<std::string> own;
+    for (const auto& f : records[i].files) {
+        bool shared = false;
+        for (std::size_t j = 0; j < alloc.size() && j < records.size() && !shared; ++j)
+            if (j != i && alloc[j])
+                for (const auto& g : records[j].files) shared = shared || g.path == f.path;
+        if (!shared) own.push_back(f.path);
+    }
+    if (own.empty())
+        for (const auto& f : records[i].files) own.push_back(f.path);
+    return own;
+}
+
+// A series whose rule is not modelled (24.11): Slurm has applied the task's device constraint
+// before task_set_env, so the task's set is what the task can open. Unconstrained, Slurm's own
+// set is in node numbering and is the answer. Its size must match Slurm's set either way.
+TaskDevices devices_from_constraint(const std::vector<GresRecord>& records, const Bits& alloc,
+                                    bool constrain_devices, const TaskBinding& task,
+                                    const std::string& who) {
+    if (task.tres_bind && tres_bind_is_none(*task.tres_bind)) return {};
+    const Bits& given = *task.slurm_set;
+    Bits devices(alloc.size(), false);
+    if (!constrain_devices) {
+        for (std::size_t i = 0; i < alloc.size() && i < given.size(); ++i) devices[i] = alloc[i] && given[i];
+    } else if (!task.can_open) {
+        return unknown(who + "its device constraint cannot be read here; binding nothing");
+    } else {
+        for (std::size_t i = 0; i < alloc.size() && i < records.size(); ++i) {
+            if (!alloc[i]) continue;
+            bool all = true;
+            for (const auto& path : own_files(records, alloc, i)) all = all && task.can_open(path);
+            devices[i] = all;
+        }
+    }
+    if (count(devices) == 0 || count(devices) != count(given))
+        return unknown(who + "Slurm bound it to " + std::to_string(count(given)) +
+                       " GPU(s) but it can open " + indices(devices) +
+                       "; binding nothing rather than guessing");
+    TaskDevices d;
+    d.kind = TaskDevices::Kind::Devices;
+    d.devices = std::move(devices);
+    return d;
+}
+
 }  // namespace
 
 TaskDevices task_devices(const std::vector<GresRecord>& records, const Bits& alloc,
@@ -162,14 +211,7 @@ TaskDevices task_devices(const std::vector<GresRecord>& records, const Bits& all
                        " is not a task index");
     const unsigned local_id = static_cast<unsigned>(*id);
     const std::string who = "task " + std::to_string(local_id) + ": ";
-    if (!task.slurm_rule_modelled) {
-        if (task.tres_bind && tres_bind_is_none(*task.tres_bind)) return {};
-        return unknown(who + "Slurm binds it by SLURMD_TRES_BIND=" +
-                       task.tres_bind.value_or("<unset>") +
-                       " (or --accel-bind), a per-task rule of this Slurm series xpart does not "
-                       "model yet; binding nothing rather than guessing: use srun --xpart-bind "
-                       "(the xpart SPANK plugin) for one partition per task");
-    }
+    if (!task.slurm_rule_modelled) return devices_from_constraint(records, alloc, constrain_devices, task, who);
 
     // Slurm binds, yet SLURMD_TRES_BIND asks for nothing: --accel-bind=g, which the task cannot
     // see (it also overrides any SLURMD_TRES_BIND; the check below catches that).

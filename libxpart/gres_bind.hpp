@@ -7,6 +7,7 @@
 // cannot know it rather than guess.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,9 +31,12 @@ struct TaskBinding {
     std::string task_plugins;  // slurm.conf TaskPlugin
     unsigned node_cpus = 0;    // CPU count the records were registered with (slurm_record_cpus)
     // False under a Slurm series whose per-task rule this model does not replicate (24.11:
-    // usable_gres comes in the task's local numbering and per_task/closest follow the step's
-    // task CPU sets): only "no task binding" is certain there; anything else binds nothing.
+    // usable_gres comes in the task's local numbering and single/per_task follow every task's
+    // CPU set, which one task cannot see). There the task's set is read from its own device
+    // constraint instead (can_open), which that series applies before task_set_env.
     bool slurm_rule_modelled = true;
+    // Whether this process may open a host device path now (device_openable); empty: unknown.
+    std::function<bool(const std::string&)> can_open;
 };
 
 struct TaskDevices {

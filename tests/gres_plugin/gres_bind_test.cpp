@@ -200,32 +200,60 @@ TEST(TaskDevices, NothingAllocatedIsTheStepSet) {
     EXPECT_EQ(task_devices(records(8), bits({}, 8), true, t).kind, Kind::StepSet);
 }
 
-// A series whose per-task rule is not modelled (24.11): --gpu-bind=none is certain (the step's
-// set); any other binding Slurm applied binds nothing, with a line naming the way out.
-TEST(TaskDevices, UnmodelledSeriesKnowsOnlyNoBinding) {
+// A series whose per-task rule is not modelled (24.11): under ConstrainDevices the task's set
+// is what its own constraint lets it open (only the files that tell records apart are
+// probed), checked against the size of Slurm's set; unconstrained, Slurm's set is in node
+// numbering and is taken as it is; --gpu-bind=none is the step's set.
+TEST(TaskDevices, UnmodelledSeriesReadsTheTasksConstraint) {
     struct Row {
+        const char* name;
+        bool constrain;
+        Ids openable;    // records whose own files the task may open
+        Ids slurm_set;   // what Slurm passed (local numbering when constrained)
         const char* tres_bind;
         Kind want;
+        Ids want_devices;
     };
-    for (const Row& r : {Row{"gres/gpu:none", Kind::StepSet}, Row{"gres/gpu:verbose,none", Kind::StepSet},
-                         Row{"gres/gpu:single:1", Kind::Unknown}, Row{"gres/gpu:per_task:1", Kind::Unknown},
-                         Row{"gres/gpu:closest", Kind::Unknown}, Row{"gres/gpu:map_gpu:1,0", Kind::Unknown}}) {
+    // kAlloc's records: the probe must name them, whatever Slurm's numbering says.
+    const Row rows[] = {
+        {"constrained, one openable", true, {kAlloc[1]}, {0}, "gres/gpu:single:1", Kind::Devices, {kAlloc[1]}},
+        {"constrained, two openable", true, {kAlloc[0], kAlloc[2]}, {0, 1}, "gres/gpu:per_task:2", Kind::Devices, {kAlloc[0], kAlloc[2]}},
+        {"constrained, count differs", true, {kAlloc[0], kAlloc[1]}, {0}, "gres/gpu:closest", Kind::Unknown, {}},
+        {"constrained, none openable", true, {}, {0}, "gres/gpu:map_gpu:0", Kind::Unknown, {}},
+        {"unconstrained: Slurm's set", false, {}, {kAlloc[2]}, "gres/gpu:map_gpu:2", Kind::Devices, {kAlloc[2]}},
+        {"--gpu-bind=none", true, {}, {0, 1, 2}, "gres/gpu:none", Kind::StepSet, {}},
+    };
+    auto recs = records(8);
+    for (std::size_t i = 0; i < recs.size(); ++i)  // a shared control file and one of its own
+        recs[i].files = {DeviceFile{"/dev/nvidiactl", 195, 255, true},
+                         DeviceFile{"/dev/nvidia-caps/nvidia-cap" + std::to_string(i), 237, unsigned(i), false}};
+    for (const Row& r : rows) {
         TaskBinding t;
         t.tres_bind = r.tres_bind;
         t.local_id = "1";
-        t.slurm_set = bits({0}, 8);
+        t.slurm_set = bits(r.slurm_set, 8);
         t.slurm_rule_modelled = false;
-        TaskDevices d = task_devices(records(8), bits(kAlloc, 8), true, t);
-        EXPECT_EQ(d.kind, r.want) << r.tres_bind;
-        if (r.want == Kind::Unknown) {
-            EXPECT_NE(d.reason.find("task 1: "), std::string::npos) << d.reason;
-            EXPECT_NE(d.reason.find("--xpart-bind"), std::string::npos) << d.reason;
-        }
+        std::vector<std::string> probed;
+        t.can_open = [&](const std::string& path) {
+            probed.push_back(path);
+            for (int i : r.openable)
+                for (const auto& f : recs[i].files)
+                    if (f.path == path) return true;
+            return false;
+        };
+        TaskDevices d = task_devices(recs, bits(kAlloc, 8), r.constrain, t);
+        EXPECT_EQ(d.kind, r.want) << r.name;
+        if (r.want == Kind::Devices) EXPECT_EQ(d.devices, bits(r.want_devices, 8)) << r.name;
+        if (r.want == Kind::Unknown) EXPECT_NE(d.reason.find("task 1: "), std::string::npos) << d.reason;
+        if (!r.constrain) EXPECT_TRUE(probed.empty()) << r.name << ": probed without a constraint";
+        for (const auto& path : probed) EXPECT_NE(path, "/dev/nvidiactl") << r.name << ": probed a shared file";
     }
-    TaskBinding unbound;  // Slurm passed no task set: the step's set, as on every series
-    unbound.local_id = "0";
-    unbound.slurm_rule_modelled = false;
-    EXPECT_EQ(task_devices(records(8), bits(kAlloc, 8), true, unbound).kind, Kind::StepSet);
+    TaskBinding no_probe;  // constrained, but nothing to read the constraint with
+    no_probe.tres_bind = "gres/gpu:single:1";
+    no_probe.local_id = "0";
+    no_probe.slurm_set = bits({0}, 8);
+    no_probe.slurm_rule_modelled = false;
+    EXPECT_EQ(task_devices(recs, bits(kAlloc, 8), true, no_probe).kind, Kind::Unknown);
 }
 
 }  // namespace
