@@ -26,46 +26,30 @@ static const char *redirect(const char *path, char *buf, size_t size) {
 
 #define NEXT(name) ((__typeof__(&name))dlsym(RTLD_NEXT, #name))
 
-FILE *fopen(const char *path, const char *mode) {
-	char b[4096];
-	return NEXT(fopen)(redirect(path, b, sizeof b), mode);
-}
-FILE *fopen64(const char *path, const char *mode) {
-	char b[4096];
-	return NEXT(fopen64)(redirect(path, b, sizeof b), mode);
-}
-static mode_t mode_arg(int flags, va_list ap) {
-	return (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
-}
-int open(const char *path, int flags, ...) {
-	char b[4096];
-	va_list ap;
-	va_start(ap, flags);
-	mode_t m = mode_arg(flags, ap);
-	va_end(ap);
-	return NEXT(open)(redirect(path, b, sizeof b), flags, m);
-}
-int open64(const char *path, int flags, ...) {
-	char b[4096];
-	va_list ap;
-	va_start(ap, flags);
-	mode_t m = mode_arg(flags, ap);
-	va_end(ap);
-	return NEXT(open64)(redirect(path, b, sizeof b), flags, m);
-}
-int stat(const char *path, struct stat *st) {
-	char b[4096];
-	return NEXT(stat)(redirect(path, b, sizeof b), st);
-}
-int stat64(const char *path, struct stat64 *st) {
-	char b[4096];
-	return NEXT(stat64)(redirect(path, b, sizeof b), st);
-}
-int lstat(const char *path, struct stat *st) {
-	char b[4096];
-	return NEXT(lstat)(redirect(path, b, sizeof b), st);
-}
-int access(const char *path, int how) {
-	char b[4096];
-	return NEXT(access)(redirect(path, b, sizeof b), how);
-}
+/* One wrapper per call: the path argument redirected, the rest passed on. */
+#define WRAP_PATH(ret, name, T2)                                   \
+	ret name(const char *path, T2 arg) {                       \
+		char b[4096];                                      \
+		return NEXT(name)(redirect(path, b, sizeof b), arg); \
+	}
+WRAP_PATH(FILE *, fopen, const char *)
+WRAP_PATH(FILE *, fopen64, const char *)
+WRAP_PATH(int, stat, struct stat *)
+WRAP_PATH(int, stat64, struct stat64 *)
+WRAP_PATH(int, lstat, struct stat *)
+WRAP_PATH(int, access, int)
+
+#define WRAP_OPEN(name)                                                       \
+	int name(const char *path, int flags, ...) {                          \
+		char b[4096];                                                 \
+		mode_t mode = 0;                                              \
+		if (flags & (O_CREAT | O_TMPFILE)) {                          \
+			va_list ap;                                           \
+			va_start(ap, flags);                                  \
+			mode = va_arg(ap, mode_t);                            \
+			va_end(ap);                                           \
+		}                                                             \
+		return NEXT(name)(redirect(path, b, sizeof b), flags, mode); \
+	}
+WRAP_OPEN(open)
+WRAP_OPEN(open64)
