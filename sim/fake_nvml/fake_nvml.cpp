@@ -393,9 +393,10 @@ NVML_API int nvmlDeviceGetMemoryAffinity(void* device, unsigned words, unsigned 
     });
 }
 
-// Calls Slurm's gpu/nvml plugin makes besides the enumeration, so that its AutoDetect=nvml
-// runs against a simulated node. The simulated GPUs have no NVLink and no settable clocks:
-// those answer NOT_SUPPORTED, as a PCIe GPU without them does.
+// Calls Slurm's gpu/nvml plugin makes besides the enumeration (22.05, and 24.11, which loads
+// it with every symbol bound), so that its AutoDetect=nvml runs against a simulated node. The
+// simulated GPUs have no NVLink, no settable clocks and no process accounting: those answer
+// NOT_SUPPORTED, as a GPU without them does.
 NVML_API int nvmlSystemGetDriverVersion(char* buf, unsigned len) {
     return call("nvmlSystemGetDriverVersion",
                 [&](State& s, const char*) { return copy_string(s.spec.nvidia.driver_version, buf, len); });
@@ -440,5 +441,20 @@ NVML_API int nvmlDeviceSetApplicationsClocks(void* device, unsigned, unsigned) {
 
 NVML_API int nvmlDeviceResetApplicationsClocks(void* device) {
     return device_call("nvmlDeviceResetApplicationsClocks", device,
+                       [&](State&, const FakeDevice&) { return int(kNotSupported); });
+}
+
+NVML_API int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned*, void*) {
+    return device_call("nvmlDeviceGetComputeRunningProcesses_v3", device,
+                       [&](State&, const FakeDevice&) { return int(kNotSupported); });
+}
+
+NVML_API int nvmlDeviceGetGraphicsRunningProcesses_v3(void* device, unsigned*, void*) {
+    return device_call("nvmlDeviceGetGraphicsRunningProcesses_v3", device,
+                       [&](State&, const FakeDevice&) { return int(kNotSupported); });
+}
+
+NVML_API int nvmlDeviceGetProcessUtilization(void* device, void*, unsigned*, unsigned long long) {
+    return device_call("nvmlDeviceGetProcessUtilization", device,
                        [&](State&, const FakeDevice&) { return int(kNotSupported); });
 }
