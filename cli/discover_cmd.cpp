@@ -32,6 +32,8 @@ struct DiscoverArgs {
     std::string vendor = "all";
     std::string nvml_library;
     AmdTypeNaming amd_type_naming = AmdTypeNaming::Mode;
+    TypeNaming type_naming = TypeNaming::Xpart;
+    SlurmSeries slurm_series = SlurmSeries::S22_05;
     std::string node_name;
 };
 
@@ -65,6 +67,8 @@ int run_discover(const DiscoverArgs& args, const GlobalOptions& global) {
     options.nvml_library = args.nvml_library;
     options.tolerate_nvml_failure = true;  // show the other vendors' GPUs, then exit 4
     options.amd_type_naming = args.amd_type_naming;
+    options.type_naming = args.type_naming;
+    options.slurm_series = args.slurm_series;
     options.mig_monitor_capability = global.mig_monitor_capability;
     // The gres.conf named on the command line is a host file, not a file of the node; a bad
     // one is reported before discovery runs.
@@ -121,6 +125,17 @@ void add_discover_command(CLI::App& app, const GlobalOptions& global, Runner& ru
     cmd->add_option("--amd-type-naming", args->amd_type_naming,
                     "GRES type of AMD partitions: cpx, cpx.nps4 or mi300x.cpx.nps4")
         ->transform(CLI::CheckedTransformer(namings, CLI::ignore_case));
+    const std::map<std::string, TypeNaming> type_namings{{"xpart", TypeNaming::Xpart},
+                                                         {"slurm", TypeNaming::Slurm}};
+    cmd->add_option("--type-naming", args->type_naming,
+                    "GRES type names: xpart (3g.20gb) or slurm (nvidia_a100_3g.20gb, as Slurm's "
+                    "AutoDetect=nvml)")
+        ->transform(CLI::CheckedTransformer(type_namings, CLI::ignore_case));
+    const std::map<std::string, SlurmSeries> series{{"22.05", SlurmSeries::S22_05},
+                                                    {"24.11", SlurmSeries::S24_11}};
+    cmd->add_option("--slurm-series", args->slurm_series,
+                    "Slurm whose names --type-naming slurm gives: 22.05 or 24.11")
+        ->transform(CLI::CheckedTransformer(series));
     cmd->callback([args, &global, &run] {
         run = [args, &global] { return run_discover(*args, global); };
     });

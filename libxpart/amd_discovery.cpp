@@ -285,7 +285,10 @@ Result<Gpu> build_gpu(const DiscoveryOptions& o, const GpuGroup& group, int inde
     gpu.numa_node = loc->numa_node;
     gpu.cpus = std::move(loc->cpus);
 
-    const std::string type = amd_partition_type(o.amd_type_naming, gpu.mode, gpu.memory_mode, gpu.model);
+    // TypeNaming=slurm: gpu/rsmi sees the whole GPU only; each XCP carries its name.
+    const std::string type = o.type_naming == TypeNaming::Slurm
+                                 ? slurm_rsmi_gpu_type(gpu.model)
+                                 : amd_partition_type(o.amd_type_naming, gpu.mode, gpu.memory_mode, gpu.model);
     for (const KfdNode* n : group.nodes) {
         const int index = partition_index(*n, gpu.mode);
         for (const Partition& q : gpu.partitions)

@@ -7,6 +7,7 @@
 #include "libxpart/node.hpp"
 #include "libxpart/result.hpp"
 #include "libxpart/root_fs.hpp"
+#include "libxpart/slurm_type_naming.hpp"
 
 namespace xpart {
 
@@ -33,6 +34,10 @@ struct DiscoveryOptions {
     // half would leave those devices out of the denied set.
     bool tolerate_nvml_failure = false;
     AmdTypeNaming amd_type_naming = AmdTypeNaming::Mode;
+    // TypeNaming=slurm: every GRES type is the name Slurm's own autodetect (gpu/nvml,
+    // gpu/rsmi) of `slurm_series` computes (slurm_type_naming.hpp); AmdTypeNaming is then unused.
+    TypeNaming type_naming = TypeNaming::Xpart;
+    SlurmSeries slurm_series = SlurmSeries::S22_05;
     // Give every MIG partition the monitor capability (/dev/nvidia-caps/nvidia-cap2), which
     // lets its processes watch every MIG instance of the GPU. Off by default, as in Slurm's
     // NVML plugin and NVIDIA's container toolkit; off, the cap is listed in
@@ -41,6 +46,10 @@ struct DiscoveryOptions {
 };
 
 // Full discovery: NVIDIA GPUs first (NVML order), then AMD GPUs (PCI order).
+// A GPU in MIG mode without any MIG device stays in Node::gpus with no partition (its device
+// node withheld) and gives one line in Node::errors:
+// "GPU <index> (<uuid>, <bdf>): " + kMigWithoutDevices.
+extern const char* const kMigWithoutDevices;
 Result<Node> discover(const DiscoveryOptions& options);
 
 // Vendor halves, for tests and tools.

@@ -29,7 +29,7 @@ NodeGres plan_node_gres(const Result<Node>& discovered, const XpartConf& conf,
 }
 
 NodeGres load_node_gres(const std::string& conf_path, const std::vector<ConfiguredGpu>& configured,
-                        XpartConf* conf_out) {
+                        XpartConf* conf_out, SlurmSeries series) {
     try {
         auto conf = load_xpart_conf(conf_path);
         if (!conf) {
@@ -40,6 +40,7 @@ NodeGres load_node_gres(const std::string& conf_path, const std::vector<Configur
         if (conf_out) *conf_out = *conf;
         DiscoveryOptions options = discovery_options(*conf);
         options.tolerate_nvml_failure = true;  // an NVIDIA failure must not hide the AMD GPUs
+        options.slurm_series = series;
         Result<Node> node = discover(options);
         NodeGres out = plan_node_gres(node, *conf, configured);
         // The launchers' copy of what was found; a failed discovery removes the old one.

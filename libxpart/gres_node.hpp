@@ -27,8 +27,9 @@ NodeGres plan_node_gres(const Result<Node>& discovered, const XpartConf& conf,
                         const std::vector<ConfiguredGpu>& configured);
 
 // Reads xpart.conf at `conf_path`, discovers the node, plans, and writes the node cache
-// (libxpart/node_cache.hpp) for the launchers. Never throws.
+// (libxpart/node_cache.hpp) for the launchers. Never throws. `series`: the Slurm the plugin
+// runs under, for TypeNaming=slurm (the MIG names of Slurm's autodetect differ by series).
 NodeGres load_node_gres(const std::string& conf_path, const std::vector<ConfiguredGpu>& configured,
-                        XpartConf* conf_out);
+                        XpartConf* conf_out, SlurmSeries series = SlurmSeries::S22_05);
 
 }  // namespace xpart

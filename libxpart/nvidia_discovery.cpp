@@ -8,6 +8,7 @@
 #include "libxpart/nvidia_procfs.hpp"
 #include "libxpart/nvml.hpp"
 #include "libxpart/proc_devices.hpp"
+#include "libxpart/slurm_type_naming.hpp"
 #include "libxpart/text.hpp"
 
 namespace xpart {
@@ -23,6 +24,7 @@ struct MigRecord {
     unsigned gi = 0;
     unsigned ci = 0;
     std::string uuid;
+    std::string name;  // nvmlDeviceGetName of the MIG device: read for TypeNaming=slurm only
     nvml::DeviceAttributes attr{};
 };
 
@@ -78,7 +80,8 @@ Status check_mig_uuid(const MigRecord& m, const DeviceRef& d) {
     return ok_status();
 }
 
-Status read_mig_devices(const NvmlSession& s, const DeviceRef& gpu, GpuRecord& rec) {
+Status read_mig_devices(const NvmlSession& s, const DeviceRef& gpu, GpuRecord& rec,
+                        bool want_names) {
     auto max = s.max_mig_device_count(gpu);
     if (!max) return max.error();
     for (unsigned j = 0; j < *max; ++j) {
@@ -100,13 +103,19 @@ Status read_mig_devices(const NvmlSession& s, const DeviceRef& gpu, GpuRecord& r
         r.ci = *ci;
         r.uuid = std::move(*uuid);
         r.attr = *attr;
+        if (want_names) {
+            // Slurm 24.11 names the device from this, and falls back to the attributes
+            // when the call fails: so does TypeNaming=slurm.
+            auto name = s.name(m);
+            if (name) r.name = std::move(*name);
+        }
         if (auto st = check_mig_uuid(r, m); !st) return st;
         rec.migs.push_back(std::move(r));
     }
     return ok_status();
 }
 
-Result<GpuRecord> read_gpu(const NvmlSession& s, unsigned index) {
+Result<GpuRecord> read_gpu(const NvmlSession& s, unsigned index, bool want_mig_names) {
     auto d = s.device(index);
     if (!d) return d.error();
     GpuRecord rec;
@@ -117,7 +126,7 @@ Result<GpuRecord> read_gpu(const NvmlSession& s, unsigned index) {
         rec.mode = PartitionMode::MigPending;  // reported, never bound until the GPU resets
     } else if (*mode && (*mode)->current == nvml::kMigEnable) {
         rec.mode = PartitionMode::Mig;
-        if (auto st = read_mig_devices(s, *d, rec); !st) return st.error();
+        if (auto st = read_mig_devices(s, *d, rec, want_mig_names); !st) return st.error();
     }
     auto minor = s.minor_number(*d);
     if (!minor) return minor.error();
@@ -192,8 +201,20 @@ std::string cap_node(unsigned minor) {
     return "/dev/nvidia-caps/nvidia-cap" + std::to_string(minor);
 }
 
+// The GRES type of a MIG device under the configured naming.
+std::string mig_type(const GpuRecord& rec, const MigRecord& m, const DiscoveryOptions& o) {
+    if (o.type_naming == TypeNaming::Slurm)
+        return slurm_nvml_mig_type(o.slurm_series, {rec.model, m.name, m.attr.gpuInstanceSliceCount,
+                                                    m.attr.computeInstanceSliceCount,
+                                                    m.attr.memorySizeMB});
+    return mig_profile_name({m.attr.gpuInstanceSliceCount, m.attr.computeInstanceSliceCount,
+                             m.attr.memorySizeMB, m.attr.sharedOfaCount},
+                            rec.memory_mb);
+}
+
 Result<Gpu> build_gpu(const RootFs& root, const GpuRecord& rec, const DeviceNumbers& n,
-                      bool grant_monitor) {
+                      const DiscoveryOptions& options) {
+    const bool grant_monitor = options.mig_monitor_capability;
     auto info_minor = read_nvidia_device_minor(root, rec.bdf);
     if (!info_minor) return info_minor.error();
     if (*info_minor != rec.minor)
@@ -217,7 +238,8 @@ Result<Gpu> build_gpu(const RootFs& root, const GpuRecord& rec, const DeviceNumb
     if (rec.mode == PartitionMode::Full) {
         Partition p;
         p.uuid = rec.uuid;
-        p.type = full_gpu_type_name(rec.model);
+        p.type = options.type_naming == TypeNaming::Slurm ? slurm_nvml_gpu_type(rec.model)
+                                                          : full_gpu_type_name(rec.model);
         p.memory_mb = rec.memory_mb;
         p.compute_units = rec.full_sms;
         p.device_files.push_back(gpu_node);
@@ -240,9 +262,7 @@ Result<Gpu> build_gpu(const RootFs& root, const GpuRecord& rec, const DeviceNumb
         if (!ci_minor) return ci_minor.error();
         Partition p;
         p.uuid = m.uuid;
-        p.type = mig_profile_name({m.attr.gpuInstanceSliceCount, m.attr.computeInstanceSliceCount,
-                                   m.attr.memorySizeMB, m.attr.sharedOfaCount},
-                                  rec.memory_mb);
+        p.type = mig_type(rec, m, options);
         p.gi = static_cast<int>(m.gi);
         p.ci = static_cast<int>(m.ci);
         p.index = static_cast<int>(m.index);
@@ -256,16 +276,19 @@ Result<Gpu> build_gpu(const RootFs& root, const GpuRecord& rec, const DeviceNumb
         g.partitions.push_back(std::move(p));
     }
     if (!grant_monitor && !rec.migs.empty()) g.withheld_files.push_back(monitor);
+    // MIG mode on and no MIG device: nothing to bind, and the whole GPU is not usable as one
+    // either. No partition gets its device node, so rule sets that deny withheld files deny it.
+    if (rec.mode == PartitionMode::Mig && rec.migs.empty()) g.withheld_files.push_back(gpu_node);
     return g;
 }
 
-Result<std::vector<GpuRecord>> read_all_gpus(const NvmlSession& session) {
+Result<std::vector<GpuRecord>> read_all_gpus(const NvmlSession& session, bool want_mig_names) {
     auto count = session.device_count();
     if (!count) return count.error();
     std::vector<GpuRecord> records;
     records.reserve(*count);
     for (unsigned i = 0; i < *count; ++i) {
-        auto rec = read_gpu(session, i);
+        auto rec = read_gpu(session, i, want_mig_names);
         if (!rec) return rec.error();
         records.push_back(std::move(*rec));
     }
@@ -301,7 +324,8 @@ Result<std::vector<Gpu>> discover_nvidia(const DiscoveryOptions& options,
         errors->push_back(session.error().message);
         return std::vector<Gpu>{};
     }
-    auto records = read_all_gpus(*session);
+    auto records = read_all_gpus(*session, options.type_naming == TypeNaming::Slurm &&
+                                               options.slurm_series == SlurmSeries::S24_11);
     if (!records) return records.error();
     if (records->empty()) return std::vector<Gpu>{};
     bool need_caps = false;
@@ -311,7 +335,7 @@ Result<std::vector<Gpu>> discover_nvidia(const DiscoveryOptions& options,
     std::vector<Gpu> gpus;
     gpus.reserve(records->size());
     for (const GpuRecord& r : *records) {
-        auto g = build_gpu(options.root, r, *numbers, options.mig_monitor_capability);
+        auto g = build_gpu(options.root, r, *numbers, options);
         if (!g) return g.error();
         gpus.push_back(std::move(*g));
     }

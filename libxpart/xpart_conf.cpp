@@ -51,6 +51,10 @@ Status apply(const Setting& s, XpartConf& conf) {
         else if (value == "mode_memory") conf.amd_type_naming = AmdTypeNaming::ModeMemory;
         else if (value == "model_mode_memory") conf.amd_type_naming = AmdTypeNaming::ModelModeMemory;
         else return s.error("expected mode, mode_memory or model_mode_memory");
+    } else if (key == "typenaming") {
+        if (value == "xpart") conf.type_naming = TypeNaming::Xpart;
+        else if (value == "slurm") conf.type_naming = TypeNaming::Slurm;
+        else return s.error("expected xpart or slurm");
     } else if (key == "amdindexmode") {
         if (value == "index") conf.amd_index_mode = AmdIndexMode::Index;
         else if (value == "uuid") conf.amd_index_mode = AmdIndexMode::Uuid;
@@ -64,8 +68,8 @@ Status apply(const Setting& s, XpartConf& conf) {
         else if (value == "no") conf.mig_monitor_capability = false;
         else return s.error("expected yes or no");
     } else {
-        return s.error("unknown key (known: Root, Vendors, NvmlLibrary, AmdTypeNaming, "
-                       "AmdIndexMode, OnMismatch, MigMonitorCapability)");
+        return s.error("unknown key (known: Root, Vendors, NvmlLibrary, TypeNaming, "
+                       "AmdTypeNaming, AmdIndexMode, OnMismatch, MigMonitorCapability)");
     }
     return ok_status();
 }
@@ -119,6 +123,7 @@ DiscoveryOptions discovery_options(const XpartConf& conf) {
     options.amd = conf.amd;
     options.nvml_library = conf.nvml_library;
     options.amd_type_naming = conf.amd_type_naming;
+    options.type_naming = conf.type_naming;
     options.mig_monitor_capability = conf.mig_monitor_capability;
     return options;
 }

@@ -29,6 +29,7 @@ struct XpartConf {
     bool nvidia = true;             // Vendors=
     bool amd = true;
     std::string nvml_library;       // NvmlLibrary= (empty: discovery's default)
+    TypeNaming type_naming = TypeNaming::Xpart;           // TypeNaming=xpart|slurm
     AmdTypeNaming amd_type_naming = AmdTypeNaming::Mode;  // AmdTypeNaming=
     AmdIndexMode amd_index_mode = AmdIndexMode::Index;    // AmdIndexMode=
     OnMismatch on_mismatch = OnMismatch::RegisterHardware; // OnMismatch=
@@ -41,6 +42,7 @@ Result<XpartConf> parse_xpart_conf(const std::string& text, const std::string& f
 // A missing file gives the defaults (a node needs no xpart.conf); an unreadable one is an error.
 Result<XpartConf> load_xpart_conf(const std::string& path);
 
+// The Slurm series of TypeNaming=slurm is the caller's (load_node_gres): the default here.
 DiscoveryOptions discovery_options(const XpartConf& conf);
 
 }  // namespace xpart

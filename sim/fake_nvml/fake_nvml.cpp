@@ -346,9 +346,16 @@ NVML_API int nvmlDeviceGetPciInfo_v3(void* device, nvmlPciInfo_st* pci) {
     });
 }
 
+// A MIG device is named as the driver names it: "<GPU name> MIG <profile>", the profile with
+// its "<ci>c." prefix when the compute instance is smaller than its GPU instance
+// ("NVIDIA A100-SXM4-40GB MIG 1c.3g.20gb"). Longer than NVML_DEVICE_NAME_BUFFER_SIZE (64)
+// for some GPUs: a 64-byte buffer then gets INSUFFICIENT_SIZE, as from the real library.
 NVML_API int nvmlDeviceGetName(void* device, char* buf, unsigned len) {
     return device_call("nvmlDeviceGetName", device, [&](State&, const FakeDevice& d) {
-        return copy_string(d.spec->name, buf, len);
+        if (!d.is_mig) return copy_string(d.spec->name, buf, len);
+        const unsigned ci = d.mig.compute_instance->slices;
+        const std::string prefix = ci < d.mig.profile->slices ? std::to_string(ci) + "c." : "";
+        return copy_string(d.spec->name + " MIG " + prefix + d.mig.profile->name, buf, len);
     });
 }
 
@@ -384,4 +391,70 @@ NVML_API int nvmlDeviceGetMemoryAffinity(void* device, unsigned words, unsigned 
         set_bit(mask, words, static_cast<unsigned>(d.spec->numa_node));
         return int(kSuccess);
     });
+}
+
+// Calls Slurm's gpu/nvml plugin makes besides the enumeration (22.05, and 24.11, which loads
+// it with every symbol bound), so that its AutoDetect=nvml runs against a simulated node. The
+// simulated GPUs have no NVLink, no settable clocks and no process accounting: those answer
+// NOT_SUPPORTED, as a GPU without them does.
+NVML_API int nvmlSystemGetDriverVersion(char* buf, unsigned len) {
+    return call("nvmlSystemGetDriverVersion",
+                [&](State& s, const char*) { return copy_string(s.spec.nvidia.driver_version, buf, len); });
+}
+
+// "<CUDA major>.<driver version>" as NVML prints it; the simulator's CUDA major is 12.
+NVML_API int nvmlSystemGetNVMLVersion(char* buf, unsigned len) {
+    return call("nvmlSystemGetNVMLVersion", [&](State& s, const char*) {
+        return copy_string("12." + s.spec.nvidia.driver_version, buf, len);
+    });
+}
+
+NVML_API int nvmlDeviceGetNvLinkState(void* device, unsigned, unsigned*) {
+    return device_call("nvmlDeviceGetNvLinkState", device,
+                       [&](State&, const FakeDevice&) { return int(kNotSupported); });
+}
+
+NVML_API int nvmlDeviceGetNvLinkRemotePciInfo_v2(void* device, unsigned, nvmlPciInfo_st*) {
+    return device_call("nvmlDeviceGetNvLinkRemotePciInfo_v2", device,
+                       [&](State&, const FakeDevice&) { return int(kNotSupported); });
+}
+
+NVML_API int nvmlDeviceGetSupportedMemoryClocks(void* device, unsigned*, unsigned*) {
+    return device_call("nvmlDeviceGetSupportedMemoryClocks", device,
+                       [&](State&, const FakeDevice&) { return int(kNotSupported); });
+}
+
+NVML_API int nvmlDeviceGetSupportedGraphicsClocks(void* device, unsigned, unsigned*, unsigned*) {
+    return device_call("nvmlDeviceGetSupportedGraphicsClocks", device,
+                       [&](State&, const FakeDevice&) { return int(kNotSupported); });
+}
+
+NVML_API int nvmlDeviceGetApplicationsClock(void* device, int, unsigned*) {
+    return device_call("nvmlDeviceGetApplicationsClock", device,
+                       [&](State&, const FakeDevice&) { return int(kNotSupported); });
+}
+
+NVML_API int nvmlDeviceSetApplicationsClocks(void* device, unsigned, unsigned) {
+    return device_call("nvmlDeviceSetApplicationsClocks", device,
+                       [&](State&, const FakeDevice&) { return int(kNotSupported); });
+}
+
+NVML_API int nvmlDeviceResetApplicationsClocks(void* device) {
+    return device_call("nvmlDeviceResetApplicationsClocks", device,
+                       [&](State&, const FakeDevice&) { return int(kNotSupported); });
+}
+
+NVML_API int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned*, void*) {
+    return device_call("nvmlDeviceGetComputeRunningProcesses_v3", device,
+                       [&](State&, const FakeDevice&) { return int(kNotSupported); });
+}
+
+NVML_API int nvmlDeviceGetGraphicsRunningProcesses_v3(void* device, unsigned*, void*) {
+    return device_call("nvmlDeviceGetGraphicsRunningProcesses_v3", device,
+                       [&](State&, const FakeDevice&) { return int(kNotSupported); });
+}
+
+NVML_API int nvmlDeviceGetProcessUtilization(void* device, void*, unsigned*, unsigned long long) {
+    return device_call("nvmlDeviceGetProcessUtilization", device,
+                       [&](State&, const FakeDevice&) { return int(kNotSupported); });
 }

@@ -278,6 +278,46 @@ TEST_P(DiscoverSimMig, FarOffMigTypeIsADifference) {
               std::string::npos) << r.out;
 }
 
+// --type-naming slurm: Slurm's own names, per series; a generated gres.conf checks clean
+// against the same naming and is all differences against the default.
+TEST_P(DiscoverSimMig, SlurmTypeNamingPerSeries) {
+    const Node xp = discovered();
+    auto types = [&](const std::vector<std::string>& args) {
+        std::vector<std::string> argv{"--json"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        const auto r = discover(argv);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        auto node = node_from_json(nlohmann::json::parse(r.out));
+        std::vector<std::string> out;
+        if (node.ok())
+            for (const Gpu& g : node->gpus)
+                for (const Partition& p : g.partitions) out.push_back(p.type);
+        return out;
+    };
+    const auto s22 = types({"--type-naming", "slurm"});
+    const auto s24 = types({"--type-naming", "SLURM", "--slurm-series", "24.11"});
+    std::vector<std::string> want22, want24;
+    for (const Gpu& g : xp.gpus)
+        for (const Partition& p : g.partitions) {
+            // The guide's GPUs are "A100-SXM4-40GB": stem "a100". 22.05 drops the "Nc."
+            // prefix and names memory by NVML's figure, 7g.40gb being 39.25 GiB.
+            ASSERT_EQ(g.model, "A100-SXM4-40GB");
+            const std::size_t ci = p.type.find("c.");
+            std::string gi = ci == std::string::npos ? p.type : p.type.substr(ci + 2);
+            if (gi == "7g.40gb") gi = "7g.39gb";
+            want22.push_back("a100_" + gi);
+            want24.push_back("a100_" + p.type);
+        }
+    EXPECT_EQ(s22, want22);
+    EXPECT_EQ(s24, want24);
+    const auto r = discover({"--type-naming", "slurm", "--gres-conf"});
+    const std::string path = work_.path() + "/slurm-gres.conf";
+    write_text(path, r.out);
+    EXPECT_EQ(discover({"--type-naming", "slurm", "--check", path}).exit_code, 0);
+    EXPECT_EQ(discover({"--check", path}).exit_code, 3);
+    EXPECT_NE(discover({"--type-naming", "nvml"}).exit_code, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Specs, DiscoverSimMig, ::testing::Values(kA100Guide),
                          [](const auto&) { return std::string("a100_guide"); });
 

@@ -18,6 +18,8 @@ TEST(XpartConf, DefaultsWhenEmpty) {
     EXPECT_TRUE(c->nvidia);
     EXPECT_TRUE(c->amd);
     EXPECT_EQ(c->amd_type_naming, AmdTypeNaming::Mode);
+    EXPECT_EQ(c->type_naming, TypeNaming::Xpart);
+    EXPECT_EQ(discovery_options(*c).type_naming, TypeNaming::Xpart);
     EXPECT_EQ(c->amd_index_mode, AmdIndexMode::Index);
     EXPECT_EQ(c->on_mismatch, OnMismatch::RegisterHardware);
     EXPECT_FALSE(c->mig_monitor_capability);
@@ -44,6 +46,29 @@ INSTANTIATE_TEST_SUITE_P(Values, XpartConfMonitor,
                                            MonitorSetting{"migmonitorcapability=YES\n", true},
                                            MonitorSetting{"MigMonitorCapability=no\n", false},
                                            MonitorSetting{"# unset\n", false}));
+
+// TypeNaming= reaches discovery as written, either case; the series stays discovery's default
+// (load_node_gres sets it from the adapter).
+struct NamingSetting {
+    const char* text;
+    TypeNaming naming;
+};
+
+class XpartConfTypeNaming : public ::testing::TestWithParam<NamingSetting> {};
+
+TEST_P(XpartConfTypeNaming, ReachesDiscoveryOptions) {
+    auto c = parse_xpart_conf(GetParam().text, "xpart.conf");
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->type_naming, GetParam().naming);
+    EXPECT_EQ(discovery_options(*c).type_naming, GetParam().naming);
+    EXPECT_EQ(discovery_options(*c).slurm_series, SlurmSeries::S22_05);
+}
+
+INSTANTIATE_TEST_SUITE_P(Values, XpartConfTypeNaming,
+                         ::testing::Values(NamingSetting{"TypeNaming=slurm\n", TypeNaming::Slurm},
+                                           NamingSetting{"typenaming=SLURM # as gpu/nvml\n", TypeNaming::Slurm},
+                                           NamingSetting{"TypeNaming=xpart\n", TypeNaming::Xpart},
+                                           NamingSetting{"TypeNaming=Xpart Vendors=nvidia\n", TypeNaming::Xpart}));
 
 TEST(XpartConf, EveryKeyCaseInsensitiveSeveralPerLine) {
     auto c = parse_xpart_conf(
@@ -88,7 +113,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"AmdTypeNaming=long\n", "/etc/slurm/xpart.conf:1: AmdTypeNaming=long: expected mode, mode_memory or model_mode_memory"},
         BadCase{"AmdIndexMode=name\n", "/etc/slurm/xpart.conf:1: AmdIndexMode=name: expected index or uuid"},
         BadCase{"OnMismatch=ignore\n", "/etc/slurm/xpart.conf:1: OnMismatch=ignore: expected register_hardware or drain"},
-        BadCase{"Colour=blue\n", "/etc/slurm/xpart.conf:1: Colour=blue: unknown key (known: Root, Vendors, NvmlLibrary, AmdTypeNaming, AmdIndexMode, OnMismatch, MigMonitorCapability)"},
+        BadCase{"Colour=blue\n", "/etc/slurm/xpart.conf:1: Colour=blue: unknown key (known: Root, Vendors, NvmlLibrary, TypeNaming, AmdTypeNaming, AmdIndexMode, OnMismatch, MigMonitorCapability)"},
+        BadCase{"TypeNaming=nvml\n", "/etc/slurm/xpart.conf:1: TypeNaming=nvml: expected xpart or slurm"},
+        BadCase{"\n\nTypeNaming=\n", "/etc/slurm/xpart.conf:3: TypeNaming=: expected xpart or slurm"},
         BadCase{"MigMonitorCapability=maybe\n", "/etc/slurm/xpart.conf:1: MigMonitorCapability=maybe: expected yes or no"},
         BadCase{"\nMigMonitorCapability=\n", "/etc/slurm/xpart.conf:2: MigMonitorCapability=: expected yes or no"},
         BadCase{"MigMonitorCapability=true\n", "/etc/slurm/xpart.conf:1: MigMonitorCapability=true: expected yes or no"},

@@ -95,6 +95,24 @@ TEST(AmdDiscovery, TypeNamingOptions) {
     }
 }
 
+// TypeNaming=slurm: gpu/rsmi registers whole GPUs by their lower-cased name; every XCP of a
+// GPU carries it, so --gres=gpu:mi300x:N still asks for N partitions. AmdTypeNaming is unused.
+TEST(AmdDiscovery, SlurmTypeNamingGivesEveryXcpTheGpuName) {
+    TempRoot root;
+    testing::build_spec_file(root, "mi300x-cpx-8gpu");
+    auto o = amd_only(root.path());
+    o.type_naming = TypeNaming::Slurm;
+    o.amd_type_naming = AmdTypeNaming::ModelModeMemory;
+    auto node = discover(o);
+    ASSERT_TRUE(node.ok()) << node.error().message;
+    ASSERT_EQ(node->gpus.size(), 8u);
+    for (const Gpu& g : node->gpus) {
+        ASSERT_EQ(g.model, "MI300X");
+        ASSERT_EQ(g.partitions.size(), 8u);  // CPX: one per XCC
+        for (const Partition& p : g.partitions) EXPECT_EQ(p.type, "mi300x");
+    }
+}
+
 // The capture's GPU that lost a partition: simulated, reported as found, with a warning.
 TEST(AmdDiscovery, MissingPartitionIsWarnedNotInvented) {
     TempRoot root;

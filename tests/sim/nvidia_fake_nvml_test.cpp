@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "libxpart/nvml.hpp"
 #include "tests/nvidia_sim_root.hpp"
 
@@ -93,6 +95,39 @@ TEST_F(FakeNvml, BufferSizesHandlesAndIndices) {
     EXPECT_STREQ(pci.busIdLegacy, "0000:1B:00.0");
     EXPECT_EQ(pci.bus, 0x1bu);
     EXPECT_EQ(shutdown(), nvml::kSuccess);
+}
+
+// A MIG handle is named "<GPU name> MIG <profile>" as the driver names it, with the compute
+// instance prefix when the CI is smaller than its GPU instance (Slurm 24.11 reads this).
+TEST_F(FakeNvml, MigDeviceNamesCarryTheProfile) {
+    const nlohmann::json spec = testing::spec_json("h100-80gb");
+    open(spec);
+    ASSERT_EQ(init(), nvml::kSuccess);
+    Device d = nullptr, m = nullptr;
+    ASSERT_EQ(handle(0, &d), nvml::kSuccess);
+    auto name = sym<int (*)(Device, char*, unsigned)>("nvmlDeviceGetName");
+    char gpu[96], buf[96];
+    ASSERT_EQ(name(d, gpu, sizeof gpu), nvml::kSuccess);
+    // h100-80gb: MIG indices 0..2 are the 1c CIs of the 3g.40gb GI, 3..4 the two 1g.10gb.
+    const nlohmann::json& gis = spec["nvidia"]["gpus"][0]["instances"];
+    ASSERT_EQ(mig_handle(d, 0, &m), nvml::kSuccess);
+    ASSERT_EQ(name(m, buf, sizeof buf), nvml::kSuccess);
+    EXPECT_EQ(std::string(buf), std::string(gpu) + " MIG 1c." + gis[0]["profile"].get<std::string>());
+    ASSERT_EQ(mig_handle(d, 4, &m), nvml::kSuccess);
+    ASSERT_EQ(name(m, buf, sizeof buf), nvml::kSuccess);
+    EXPECT_EQ(std::string(buf), std::string(gpu) + " MIG " + gis[1]["profile"].get<std::string>());
+    // Too short a buffer: INSUFFICIENT_SIZE, as for every string.
+    EXPECT_EQ(name(m, buf, static_cast<unsigned>(std::strlen(buf))), nvml::kErrorInsufficientSize);
+    // The calls Slurm's gpu/nvml makes besides: the driver version of the spec, no NVLink.
+    auto driver = sym<int (*)(char*, unsigned)>("nvmlSystemGetDriverVersion");
+    ASSERT_NE(driver, nullptr);
+    ASSERT_EQ(driver(buf, sizeof buf), nvml::kSuccess);
+    EXPECT_EQ(std::string(buf), spec["nvidia"].value("driver_version", std::string("535.104.05")));
+    auto link = sym<int (*)(Device, unsigned, unsigned*)>("nvmlDeviceGetNvLinkState");
+    unsigned active = 7;
+    EXPECT_EQ(link(d, 0, &active), nvml::kErrorNotSupported);
+    EXPECT_EQ(shutdown(), nvml::kSuccess);
+    EXPECT_EQ(driver(buf, sizeof buf), nvml::kErrorUninitialized);
 }
 
 TEST_F(FakeNvml, MigModesOfTheMixedNode) {
