@@ -183,7 +183,8 @@ int gres_p_node_config_load(struct xlist* gres_conf_list, node_config_load_t* no
             auto configured = configured_gpus(gres_conf_list);
             char* path = get_extra_conf_path(const_cast<char*>("xpart.conf"));
             xpart::XpartConf conf;
-            xpart::NodeGres found = xpart::load_node_gres(path, configured, &conf);
+            xpart::NodeGres found =
+                xpart::load_node_gres(path, configured, &conf, xpart::slurm::kSeries);
             xfree(path);
             for (const auto& w : found.warnings) info("gres/gpu: %s", w.c_str());
             for (const auto& e : found.errors) error("%s", e.c_str());

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "gres_plugin/gres_gpu_entry.h"
+#include "libxpart/slurm_type_naming.hpp"
 
 namespace xpart::slurm {
 
@@ -33,6 +34,9 @@ void recv_devices(buf_t* buffer, struct xlist** devices);
 // Whether the core's model of Slurm's per-task GPU rule (libxpart/gres_bind) is this
 // series' rule: 22.05's is; 24.11's is not modelled yet (TaskBinding::slurm_rule_modelled).
 extern const bool kTaskRuleModelled;
+
+// The series' own autodetect names, for TypeNaming=slurm (libxpart/slurm_type_naming).
+extern const SlurmSeries kSeries;
 
 // Prolog/Epilog environment from one node's allocation (series-independent part).
 void set_prep_env(char*** env, bitstr_t* node_alloc);

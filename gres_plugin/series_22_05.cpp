@@ -6,6 +6,7 @@
 
 namespace xpart::slurm {
 
+const SlurmSeries kSeries = SlurmSeries::S22_05;
 const bool kTaskRuleModelled = true;
 
 void add_gres(List list, const GresLine& l) {

@@ -5,6 +5,7 @@
 
 namespace xpart::slurm {
 
+const SlurmSeries kSeries = SlurmSeries::S24_11;
 const bool kTaskRuleModelled = false;
 
 void add_gres(list_t* list, const GresLine& l) {
