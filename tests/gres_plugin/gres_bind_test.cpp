@@ -243,9 +243,15 @@ TEST(TaskDevices, UnmodelledSeriesReadsTheTasksConstraint) {
         };
         TaskDevices d = task_devices(recs, bits(kAlloc, 8), r.constrain, t);
         EXPECT_EQ(d.kind, r.want) << r.name;
-        if (r.want == Kind::Devices) EXPECT_EQ(d.devices, bits(r.want_devices, 8)) << r.name;
-        if (r.want == Kind::Unknown) EXPECT_NE(d.reason.find("task 1: "), std::string::npos) << d.reason;
-        if (!r.constrain) EXPECT_TRUE(probed.empty()) << r.name << ": probed without a constraint";
+        if (r.want == Kind::Devices) {
+            EXPECT_EQ(d.devices, bits(r.want_devices, 8)) << r.name;
+        }
+        if (r.want == Kind::Unknown) {
+            EXPECT_NE(d.reason.find("task 1: "), std::string::npos) << d.reason;
+        }
+        if (!r.constrain) {
+            EXPECT_TRUE(probed.empty()) << r.name << ": probed without a constraint";
+        }
         for (const auto& path : probed) EXPECT_NE(path, "/dev/nvidiactl") << r.name << ": probed a shared file";
     }
     TaskBinding no_probe;  // constrained, but nothing to read the constraint with
