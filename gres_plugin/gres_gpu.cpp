@@ -156,7 +156,9 @@ void set_env(char*** env, bitstr_t* alloc, xpart::EnvScope scope, bitstr_t* usab
         task.task_plugins = slurm_conf.task_plugin ? slurm_conf.task_plugin : "";
         task.node_cpus = g_node_cpus;
         task.slurm_rule_modelled = xpart::slurm::kTaskRuleModelled;
-        task.can_open = xpart::device_openable;  // task_set_env runs in the task, constrained
+        // task_set_env runs in the task, already constrained; read-only: no file it probes
+        // needs writing to tell the partitions apart (MIG capability files are 0444).
+        task.can_open = [](const std::string& path) { return xpart::device_openable(path, false); };
         req.task = std::move(task);
     }
     req.faults = xpart::check_present(g_records, req.alloc);

@@ -7,8 +7,8 @@
 
 namespace xpart {
 
-bool device_openable(const std::string& host_path) {
-    int fd = ::open(host_path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+bool device_openable(const std::string& host_path, bool write) {
+    int fd = ::open(host_path.c_str(), (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd >= 0) {
         ::close(fd);
         return true;

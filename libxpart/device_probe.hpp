@@ -6,8 +6,9 @@
 
 namespace xpart {
 
-// open(O_RDWR) of a host path: success, ENXIO or ENODEV (a node without its driver, as in the
-// simulator) = the cgroup lets it through; EPERM (the device cgroup), EACCES or ENOENT = not.
-bool device_openable(const std::string& host_path);
+// open() of a host path, read-write as ROCm opens render nodes, or read-only as CUDA opens MIG
+// capability files (0444 on a real node): success, ENXIO or ENODEV (a node without its driver,
+// as in the simulator) = openable; EPERM (the device cgroup), EACCES or ENOENT = not.
+bool device_openable(const std::string& host_path, bool write = true);
 
 }  // namespace xpart
