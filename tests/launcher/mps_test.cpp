@@ -128,10 +128,15 @@ INSTANTIATE_TEST_SUITE_P(Daemons, MpsDaemonTest, ::testing::Values("fake", "real
 TEST_P(MpsDaemonTest, StartStatusStop) {
     auto report = start_daemons(config_, instances(2));
     ASSERT_TRUE(report.ok()) << report.error().message;
-    // Without a GPU the real daemon's server exits at once: said once per daemon, not fatal.
-    EXPECT_EQ(report->warnings.size(), real_ ? 2u : 0u);
+    // Without a GPU the real daemon's server exits at once: said at most once per daemon, not
+    // fatal. At most: the check lists the servers right after starting one, and on a loaded
+    // machine a server can still be listed before it exits (seen under make distcheck).
     if (real_) {
-        EXPECT_NE(report->warnings[0].find("did not stay up"), std::string::npos) << report->warnings[0];
+        EXPECT_LE(report->warnings.size(), 2u);
+        for (const auto& w : report->warnings)
+            EXPECT_NE(w.find("did not stay up"), std::string::npos) << w;
+    } else {
+        EXPECT_TRUE(report->warnings.empty());
     }
     auto states = daemon_states(config_, true);
     ASSERT_TRUE(states.ok());
