@@ -179,7 +179,8 @@ TaskDevices devices_from_constraint(const std::vector<GresRecord>& records, cons
     const Bits& given = *task.slurm_set;
     Bits devices(alloc.size(), false);
     if (!constrain_devices) {
-        for (std::size_t i = 0; i < alloc.size() && i < given.size(); ++i) devices[i] = alloc[i] && given[i];
+        for (std::size_t i = 0; i < alloc.size() && i < given.size(); ++i)
+            devices[i] = alloc[i] && given[i];
     } else if (!task.can_open) {
         return unknown(who + "its device constraint cannot be read here; binding nothing");
     } else {
@@ -211,7 +212,8 @@ TaskDevices task_devices(const std::vector<GresRecord>& records, const Bits& all
                        " is not a task index");
     const unsigned local_id = static_cast<unsigned>(*id);
     const std::string who = "task " + std::to_string(local_id) + ": ";
-    if (!task.slurm_rule_modelled) return devices_from_constraint(records, alloc, constrain_devices, task, who);
+    if (!task.slurm_rule_modelled)
+        return devices_from_constraint(records, alloc, constrain_devices, task, who);
 
     // Slurm binds, yet SLURMD_TRES_BIND asks for nothing: --accel-bind=g, which the task cannot
     // see (it also overrides any SLURMD_TRES_BIND; the check below catches that).
