@@ -15,6 +15,7 @@
 #include "libxpart/discovery.hpp"
 #include "libxpart/gres_conf.hpp"
 #include "libxpart/node_json.hpp"
+#include "libxpart/rdma_nics.hpp"
 
 namespace xpart::cli {
 
@@ -28,6 +29,7 @@ constexpr int kExitIncomplete = 4;
 struct DiscoverArgs {
     bool json = false;
     bool gres_conf = false;
+    bool check_nics = false;
     std::string check_file;
     std::string vendor = "all";
     std::string nvml_library;
@@ -86,6 +88,19 @@ int run_discover(const DiscoverArgs& args, const GlobalOptions& global) {
         const int differences = check(args, *conf, *node, options.root);
         return status != kExitOk ? status : differences;  // the cause before its symptoms
     }
+    if (args.check_nics) {
+        // Exit 3 as --check does: a GPU whose GPUDirect RDMA would cross sockets is drift
+        // an admin wants to hear about (cabling, a NIC down, a BIOS bifurcation setting).
+        int far = 0;
+        for (const Gpu& g : node->gpus)
+            if (!g.nics.empty() && g.nics.front().path == PciPath::CrossSocket) {
+                std::cout << "GPU " << g.index << " (" << g.pci_bus_id << "): " << kNoNearNic
+                          << " (nearest: " << g.nics.front().nic << ")\n";
+                ++far;
+            }
+        if (node->nics.empty()) std::cerr << "xpart discover: no RDMA NIC on this node\n";
+        return status != kExitOk ? status : (far ? kExitDifferences : kExitOk);
+    }
     if (args.json)
         std::cout << to_json(*node).dump(2) << "\n";
     else if (args.gres_conf)
@@ -108,8 +123,12 @@ void add_discover_command(CLI::App& app, const GlobalOptions& global, Runner& ru
         cmd->add_option("--check", args->check_file,
                         "compare this gres.conf with the hardware: exit 0 when they agree, 3 "
                         "with one line per difference");
-    json->excludes(gres)->excludes(check_opt);
-    gres->excludes(check_opt);
+    auto* nics = cmd->add_flag("--check-nics", args->check_nics,
+                               "exit 3, one line each, when a GPU's nearest RDMA NIC is across "
+                               "sockets");
+    json->excludes(gres)->excludes(check_opt)->excludes(nics);
+    gres->excludes(check_opt)->excludes(nics);
+    check_opt->excludes(nics);
     cmd->add_option("--node-name", args->node_name,
                     "with --check: the NodeName= to select records for (default: short hostname)")
         ->needs(check_opt);

@@ -58,6 +58,47 @@ Row partition_row(const Gpu& g, const Partition& p) {
             instance, memory(p.memory_mb), or_dash(files)};
 }
 
+std::string port_summary(const RdmaNic& n) {
+    std::string out;
+    for (const RdmaPort& p : n.ports)
+        out += (out.empty() ? "" : " ") + std::to_string(p.number) + ":" + to_lower(p.state) + "/" +
+               or_dash(p.link_layer);
+    return or_dash(out);
+}
+
+// The NICs, then each GPU's own NIC and the others by path class, nearest first.
+std::string render_nics(const Node& node) {
+    if (node.nics.empty()) return "";
+    std::vector<Row> nic_rows{{"nic", "pci", "numa", "ports"}};
+    for (const RdmaNic& n : node.nics)
+        nic_rows.push_back({n.name, n.pci_bus_id, n.numa_node >= 0 ? std::to_string(n.numa_node) : "-",
+                            port_summary(n)});
+    std::vector<Row> gpu_rows{{"gpu", "pci", "own nic", "path", "then"}};
+    for (std::size_t i = 0; i < node.gpus.size(); ++i) {
+        const Gpu& g = node.gpus[i];
+        Row r{"GPU " + std::to_string(i), g.pci_bus_id, "-", "-", "-"};
+        if (!g.nics.empty()) {
+            r[2] = g.nics[0].nic + ":" + std::to_string(g.nics[0].port);
+            r[3] = to_string(g.nics[0].path);
+            std::string then;
+            for (std::size_t k = 1; k < g.nics.size(); ++k) {
+                if (k == 1 || g.nics[k].path != g.nics[k - 1].path)
+                    then += std::string(then.empty() ? "" : "; ") + to_string(g.nics[k].path) + ":";
+                then += " " + g.nics[k].nic;
+            }
+            r[4] = or_dash(then);
+        }
+        gpu_rows.push_back(std::move(r));
+    }
+    std::string out = "RDMA NICs:\n";
+    const auto nic_widths = column_widths(nic_rows);
+    for (const Row& r : nic_rows) out += render_row(r, nic_widths, "    ");
+    out += "GPU to NIC (nearest first):\n";
+    const auto gpu_widths = column_widths(gpu_rows);
+    for (const Row& r : gpu_rows) out += render_row(r, gpu_widths, "    ");
+    return out;
+}
+
 }  // namespace
 
 std::string render_node_table(const Node& node) {
@@ -105,6 +146,7 @@ std::string render_node_table(const Node& node) {
         for (const std::string& f : withheld) out += " " + f;
         out += "\n";
     }
+    out += render_nics(node);
     for (const std::string& w : node.warnings) out += "warning: " + w + "\n";
     return out;
 }

@@ -9,6 +9,7 @@
 #include "cgroup/capability.hpp"
 #include "cli/command.hpp"
 #include "launcher/mps_session.hpp"
+#include "launcher/nic_env.hpp"
 #include "launcher/node_source.hpp"
 #include "launcher/rank_cgroup.hpp"
 #include "launcher/rank_plan.hpp"
@@ -26,6 +27,7 @@ struct LaunchOptions {
     std::string bind = "none";
     std::string confine = "none";
     std::string map;
+    std::string nic = "none";
     bool verbose = false;
     bool mps = false;
     std::string mps_control = "nvidia-cuda-mps-control";
@@ -106,12 +108,17 @@ int run_launch(const LaunchOptions& o, const GlobalOptions& global) {
     const AllottedPartition& mine = plan->allotment.partitions[me.slot];
     const bool confine = o.confine == "rank";
     EnvMap rank_env = narrow_env(env, node, mine, confine);
+    // Checked by CLI11 (IsMember below): parsing cannot fail here.
+    apply_nic_env(rank_env, node.gpus[mine.gpu], parse_nic_bind(o.nic).value());
 
     if (topology && topology->is_this_system() && !me.cpus.empty()) {
         if (auto s = topology->bind_process(me.cpus); !s) return fail(s.error().message);
         rank_env["XPART_CPUS"] = format_cpu_list(me.cpus);
     }
-    if (o.verbose) std::cerr << verbose_line(node, *rank, *plan) << "\n";
+    if (o.verbose) {
+        const std::string* nic = env_get(rank_env, "XPART_NIC");
+        std::cerr << verbose_line(node, *rank, *plan) << (nic ? " nic " + *nic : "") << "\n";
+    }
     const std::string who = std::string(kWho) + ": rank " + std::to_string(rank->rank);
 
     // The rank's cgroup exists with its rules before the program does; the forked child
@@ -197,6 +204,11 @@ void add_launch_command(CLI::App& app, const GlobalOptions& global, Runner& run)
                     "cgroup that can open only its own partition's device files (needs CAP_SYS_ADMIN: "
                     "under Slurm use srun --xpart-confine)")
         ->check(CLI::IsMember({"none", "rank"}));
+    cmd->add_option("--nic", o->nic,
+                    "closest: the rank's GPU's nearest RDMA NIC in NCCL_IB_HCA and UCX_NET_DEVICES "
+                    "where unset; closest-override: over what is set")
+        ->check(CLI::IsMember({"none", "closest", "closest-override"}))
+        ->capture_default_str();
     cmd->add_option("--map", o->map,
                     "explicit map: comma list, entry i = partition (environment order) of local rank i");
     cmd->add_flag("--verbose,-v", o->verbose,

@@ -60,6 +60,10 @@ Result<StepOptions> parse_site_args(const std::vector<std::string>& args) {
             s = set_bool(o.confine, value);
         } else if (key == "mps") {
             s = set_bool(o.mps, value);
+        } else if (key == "nic") {
+            auto n = parse_nic_bind(value);
+            if (!n) return fail(n.error().message);
+            o.nic = *n;
         } else if (key == "run_dir") {
             if (value.empty() || value[0] != '/') return fail("expected an absolute path");
             o.run_dir = value;
@@ -73,7 +77,7 @@ Result<StepOptions> parse_site_args(const std::vector<std::string>& args) {
                 return fail("expected seconds between 0.01 and 3600");
             o.mps_timeout = std::chrono::milliseconds(static_cast<long>(seconds * 1000));
         } else {
-            return fail("unknown key (bind, confine, mps, run_dir, mps_control, mps_timeout)");
+            return fail("unknown key (bind, confine, mps, nic, run_dir, mps_control, mps_timeout)");
         }
         if (!s) return fail(s.error().message);
     }
@@ -93,6 +97,10 @@ Status apply_user_option(StepOptions& o, const std::string& name, const std::str
         s = set_bool(o.confine, value);
     } else if (name == "xpart-mps") {
         s = set_bool(o.mps, value);
+    } else if (name == "xpart-nic") {
+        auto n = parse_nic_bind(value);
+        if (!n) return fail(n.error().message);
+        o.nic = *n;
     } else {
         return fail("not an xpart option");
     }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "launcher/nic_env.hpp"
 #include "libxpart/result.hpp"
 
 namespace xpart::launch {
@@ -25,20 +26,24 @@ struct StepOptions {
     // since a binding the task could step out of only tells it what to use.
     std::optional<bool> confine;
     bool mps = false;  // one MPS control daemon per MIG GPU instance the step uses
+    NicBind nic = NicBind::None;  // each task's RDMA NIC in NCCL_IB_HCA, UCX_NET_DEVICES
     // Site only (plugstack.conf): root acts there, so a user must not choose them.
     std::string run_dir = "/run/xpart";
     std::string mps_control = "nvidia-cuda-mps-control";
     std::chrono::milliseconds mps_timeout{10000};
 
-    // Confinement and MPS need a per-task choice: either alone binds one partition per task.
+    // Confinement, MPS and a NIC need a per-task choice: each alone binds one partition per
+    // task (a task's NIC is its partition's GPU's).
     StepBind effective_bind() const {
-        return bind == StepBind::None && (confine.value_or(false) || mps) ? StepBind::Rank : bind;
+        return bind == StepBind::None && (confine.value_or(false) || mps || nic != NicBind::None)
+                   ? StepBind::Rank
+                   : bind;
     }
     bool effective_confine() const { return confine.value_or(effective_bind() != StepBind::None); }
     bool active() const { return effective_bind() != StepBind::None; }
 };
 
-// plugstack.conf arguments ("bind=rank", "confine=yes", "mps=no", "run_dir=/run/xpart",
+// plugstack.conf arguments ("bind=rank", "confine=yes", "mps=no", "nic=closest", "run_dir=/run/xpart",
 // "mps_control=PATH", "mps_timeout=SECONDS"). Error: "plugstack.conf: argument '<arg>':
 // <why>" (the plugin prefixes "xpart: ").
 Result<StepOptions> parse_site_args(const std::vector<std::string>& args);

@@ -122,6 +122,7 @@ std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap
     // What the whole step holds on this node, for programs that look beyond their own.
     if (const std::string* all = env_get(step_env, "SLURM_STEP_GPUS")) env["XPART_STEP_GPUS"] = *all;
     if (!me.cpus.empty()) env["XPART_CPUS"] = format_cpu_list(me.cpus);
+    apply_nic_env(env, step.node.gpus[mine.gpu], step.nic);
 
     std::vector<EnvChange> changes;
     for (const auto& [name, value] : env) {

@@ -15,6 +15,7 @@
 
 #include "launcher/allotment.hpp"
 #include "launcher/env_map.hpp"
+#include "launcher/nic_env.hpp"
 #include "launcher/rank_plan.hpp"
 #include "launcher/step_options.hpp"
 #include "libxpart/gres_env.hpp"
@@ -28,6 +29,7 @@ struct StepPlan {
     NodePlan plan;  // allotment (step order), slots, one assignment per local task
     StepBind bind = StepBind::None;
     std::vector<std::string> step_gpus;  // SLURM_STEP_GPUS entries, parallel to the allotment
+    NicBind nic = NicBind::None;         // each task's RDMA NIC (nic_env.hpp)
 };
 
 // The step's partitions by gres record index ("0,3,5"): index i is the i-th partition of
@@ -47,7 +49,7 @@ std::vector<AllottedPartition> used_partitions(const StepPlan& step);
 // ROCR_VISIBLE_DEVICES: "0" when confined, the task's cgroup leaving ROCm one agent; else its
 // place among the XCPs the task can open, `openable` probing from inside the task),
 // GPU_DEVICE_ORDINAL the same, SLURM_STEP_GPUS its record index, XPART_STEP_GPUS the step's,
-// XPART_PARTITION, and XPART_CPUS when it is pinned. Variables that would name other partitions are unset.
+// XPART_PARTITION, XPART_CPUS when it is pinned, and its GPU's RDMA NIC when `step.nic` asks. Variables that would name other partitions are unset.
 std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap& step_env,
                                 bool confined, const DeviceOpenable& openable);
 

@@ -52,6 +52,9 @@ Result<StepSession> StepSession::begin(const StepOptions& options, const RootFs&
     auto plan = plan_step(root, step_env, id.local_tasks, options.effective_bind());
     if (!plan) return plan.error();
     s.plan_ = std::move(*plan);
+    s.plan_->nic = options.nic;
+    if (options.nic != NicBind::None && s.plan_->node.nics.empty())
+        s.notes_.push_back("--xpart-nic: this node has no RDMA NIC; no NIC variable is set");
     if (options.mps) {
         auto instances = mps_instances(s.plan_->node, used_partitions(*s.plan_));
         if (!instances) return Error{"--xpart-mps: " + instances.error().message};

@@ -1,5 +1,7 @@
 #include "libxpart/discovery.hpp"
 
+#include "libxpart/rdma_nics.hpp"
+
 namespace xpart {
 
 const char* const kMigWithoutDevices =
@@ -28,6 +30,7 @@ Result<Node> discover(const DiscoveryOptions& options) {
         if (!gpus) return gpus.error();
         for (auto& g : *gpus) node.gpus.push_back(std::move(g));
     }
+    if (options.rdma_nics) attach_rdma_nics(options.root, node);
     return node;
 }
 

@@ -43,6 +43,8 @@ struct DiscoveryOptions {
     // NVML plugin and NVIDIA's container toolkit; off, the cap is listed in
     // Gpu::withheld_files so deny rules still cover it.
     bool mig_monitor_capability = false;
+    // RDMA NICs and each GPU's nearest (rdma_nics.hpp): a few sysfs reads per NIC.
+    bool rdma_nics = true;
 };
 
 // Full discovery: NVIDIA GPUs first (NVML order), then AMD GPUs (PCI order).

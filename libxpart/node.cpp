@@ -55,4 +55,33 @@ std::optional<PartitionMode> parse_partition_mode(const std::string& s) {
     return std::nullopt;
 }
 
+namespace {
+struct PathName {
+    PciPath path;
+    const char* name;
+};
+constexpr PathName kPathNames[] = {
+    {PciPath::Switch, "switch"}, {PciPath::RootComplex, "root-complex"},
+    {PciPath::Socket, "socket"}, {PciPath::CrossSocket, "cross-socket"},
+};
+}  // namespace
+
+const char* to_string(PciPath p) {
+    for (const auto& e : kPathNames)
+        if (e.path == p) return e.name;
+    return "unknown";
+}
+
+std::optional<PciPath> parse_pci_path(const std::string& s) {
+    for (const auto& e : kPathNames)
+        if (s == e.name) return e.path;
+    return std::nullopt;
+}
+
+unsigned RdmaNic::active_port() const {
+    for (const RdmaPort& p : ports)
+        if (p.active()) return p.number;
+    return 0;
+}
+
 }  // namespace xpart

@@ -43,6 +43,44 @@ struct Partition {
     std::vector<DeviceFile> device_files;  // every file it needs, shared ones marked
 };
 
+// How far apart two PCI devices are, nearest first (NCCL's names in brackets). GPUDirect RDMA
+// between a GPU and a NIC runs at full speed through PCIe switches only, slower through a
+// host bridge, and may be very slow or fail across the inter-socket link.
+enum class PciPath {
+    Switch,       // below one PCIe switch / root port          [PIX, PXB]
+    RootComplex,  // through one host bridge                     [PHB]
+    Socket,       // between host bridges of one socket          [NODE]
+    CrossSocket,  // across the inter-socket link (or unknown)   [SYS]
+};
+
+// One port of an RDMA device (/sys/class/infiniband/<nic>/ports/<n>/).
+struct RdmaPort {
+    unsigned number = 1;
+    std::string state;       // "ACTIVE", "DOWN", "INIT", "ARMED" (the word of "4: ACTIVE")
+    std::string link_layer;  // "InfiniBand" or "Ethernet" (RoCE)
+    bool active() const { return state == "ACTIVE"; }
+};
+
+// An RDMA device (InfiniBand HCA or RoCE NIC) and the PCI function behind it.
+struct RdmaNic {
+    std::string name;        // "mlx5_0"
+    std::string pci_bus_id;  // "0000:0c:00.0"
+    int numa_node = -1;
+    std::vector<RdmaPort> ports;
+    // The first ACTIVE port's number, 0 when none is (the NIC is then never chosen).
+    unsigned active_port() const;
+};
+
+// A GPU's way to one usable NIC. Gpu::nics lists them nearest first; [0] is the GPU's own:
+// at equal distance GPUs are spread over the NICs, so ranks on different GPUs do not share one.
+struct NicRoute {
+    std::string nic;   // RdmaNic::name
+    unsigned port = 1; // its first ACTIVE port
+    PciPath path = PciPath::CrossSocket;
+
+    bool operator==(const NicRoute& o) const { return nic == o.nic && port == o.port && path == o.path; }
+};
+
 struct Gpu {
     Vendor vendor = Vendor::Nvidia;
     std::string model;         // "NVIDIA A100-SXM4-40GB", "MI300X"
@@ -60,10 +98,13 @@ struct Gpu {
     // unless xpart.conf says MigMonitorCapability=yes (it lets a process watch every MIG
     // instance of the GPU). Rule sets that deny the managed files deny these too.
     std::vector<DeviceFile> withheld_files;
+    // Usable RDMA NICs, nearest first (empty: the node has none). Partitions share them.
+    std::vector<NicRoute> nics;
 };
 
 struct Node {
     std::vector<Gpu> gpus;
+    std::vector<RdmaNic> nics;  // every RDMA device, in PCI order, usable or not
     std::vector<std::string> warnings;  // non-fatal findings (pending MIG change, ...)
     // GPUs the node has that discovery could not read (NVML unavailable on a node with NVIDIA
     // GPUs), one line each; `gpus` then holds the rest. Empty for a complete node.
@@ -79,5 +120,7 @@ struct Node {
 const char* to_string(Vendor v);
 const char* to_string(PartitionMode m);
 std::optional<PartitionMode> parse_partition_mode(const std::string& s);  // case-insensitive
+const char* to_string(PciPath p);  // "switch", "root-complex", "socket", "cross-socket"
+std::optional<PciPath> parse_pci_path(const std::string& s);
 
 }  // namespace xpart

@@ -17,6 +17,50 @@ json files_to_json(const std::vector<DeviceFile>& files) {
     return out;
 }
 
+json routes_to_json(const std::vector<NicRoute>& routes) {
+    json out = json::array();
+    for (const NicRoute& r : routes)
+        out.push_back({{"nic", r.nic}, {"port", r.port}, {"path", to_string(r.path)}});
+    return out;
+}
+
+Result<std::vector<NicRoute>> routes_from_json(const json& j) {
+    std::vector<NicRoute> out;
+    for (const json& jr : j) {
+        auto path = parse_pci_path(jr.at("path").get<std::string>());
+        if (!path) return Error{"unknown PCI path class " + jr.at("path").dump()};
+        out.push_back({jr.at("nic").get<std::string>(), jr.at("port").get<unsigned>(), *path});
+    }
+    return out;
+}
+
+json nics_to_json(const std::vector<RdmaNic>& nics) {
+    json out = json::array();
+    for (const RdmaNic& n : nics) {
+        json ports = json::array();
+        for (const RdmaPort& p : n.ports)
+            ports.push_back({{"port", p.number}, {"state", p.state}, {"link_layer", p.link_layer}});
+        out.push_back({{"name", n.name}, {"pci_bus_id", n.pci_bus_id},
+                       {"numa_node", id_or_null(n.numa_node)}, {"ports", ports}});
+    }
+    return out;
+}
+
+std::vector<RdmaNic> nics_from_json(const json& j) {
+    std::vector<RdmaNic> out;
+    for (const json& jn : j) {
+        RdmaNic n;
+        n.name = jn.at("name").get<std::string>();
+        n.pci_bus_id = jn.at("pci_bus_id").get<std::string>();
+        n.numa_node = id_from(jn.at("numa_node"));
+        for (const json& jp : jn.at("ports"))
+            n.ports.push_back({jp.at("port").get<unsigned>(), jp.at("state").get<std::string>(),
+                               jp.at("link_layer").get<std::string>()});
+        out.push_back(std::move(n));
+    }
+    return out;
+}
+
 std::vector<DeviceFile> files_from_json(const json& j) {
     std::vector<DeviceFile> out;
     for (const json& jf : j)
@@ -45,8 +89,11 @@ json to_json(const Node& node) {
                         {"cpus", format_cpu_list(g.cpus)}, {"partitions", parts}});
         if (!g.withheld_files.empty())
             gpus.back()["withheld_device_files"] = files_to_json(g.withheld_files);
+        if (!g.nics.empty()) gpus.back()["nics"] = routes_to_json(g.nics);
     }
     json out = {{"gpus", gpus}, {"warnings", node.warnings}};
+    // Only on nodes with RDMA NICs, for the same reason as "errors" below.
+    if (!node.nics.empty()) out["nics"] = nics_to_json(node.nics);
     // Only when there are some: a complete node reads as it always did (goldens, old caches).
     if (!node.errors.empty()) out["errors"] = node.errors;
     return out;
@@ -87,8 +134,14 @@ Result<Node> node_from_json(const json& j) {
             }
             if (auto w = jg.find("withheld_device_files"); w != jg.end())
                 g.withheld_files = files_from_json(*w);
+            if (auto n = jg.find("nics"); n != jg.end()) {
+                auto routes = routes_from_json(*n);
+                if (!routes) return routes.error();
+                g.nics = std::move(*routes);
+            }
             node.gpus.push_back(std::move(g));
         }
+        if (auto n = j.find("nics"); n != j.end()) node.nics = nics_from_json(*n);
         for (const json& w : j.at("warnings")) node.warnings.push_back(w.get<std::string>());
         if (auto e = j.find("errors"); e != j.end())
             for (const json& line : *e) node.errors.push_back(line.get<std::string>());

@@ -58,12 +58,15 @@ struct spank_option g_spank_options[] = {
     {const_cast<char*>("xpart-mps"), const_cast<char*>("[yes|no]"),
      const_cast<char*>("xpart: one CUDA MPS control daemon per MIG GPU instance of the step"),
      2, 2, remember},
+    {const_cast<char*>("xpart-nic"), const_cast<char*>("closest|closest-override|none"),
+     const_cast<char*>("xpart: each task's nearest RDMA NIC in NCCL_IB_HCA and UCX_NET_DEVICES"),
+     1, 3, remember},
     SPANK_OPTIONS_TABLE_END};
 
 // Checked at once, so srun/sbatch refuse a bad value before anything is allocated; applied
 // over the site's defaults once all are known (init_post_opt).
 int remember(int val, const char* optarg, int) {
-    if (val < 0 || val > 2) return -1;
+    if (val < 0 || val > 3) return -1;
     const std::string name = g_spank_options[val].name, value = optarg ? optarg : "";
     StepOptions scratch;
     if (auto s = apply_user_option(scratch, name, value); !s) {

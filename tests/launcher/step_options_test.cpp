@@ -121,10 +121,10 @@ const BadSiteCase kBadSiteCases[] = {
     {"timeout_empty", {"mps_timeout="},
      "plugstack.conf: argument 'mps_timeout=': expected seconds between 0.01 and 3600"},
     {"unknown_key", {"binding=rank"},
-     "plugstack.conf: argument 'binding=rank': unknown key (bind, confine, mps, run_dir, "
+     "plugstack.conf: argument 'binding=rank': unknown key (bind, confine, mps, nic, run_dir, "
      "mps_control, mps_timeout)"},
     {"keys_are_case_sensitive", {"Bind=rank"},
-     "plugstack.conf: argument 'Bind=rank': unknown key (bind, confine, mps, run_dir, "
+     "plugstack.conf: argument 'Bind=rank': unknown key (bind, confine, mps, nic, run_dir, "
      "mps_control, mps_timeout)"},
     // The first bad argument is named, whatever follows.
     {"first_bad_one", {"bind=rank", "mps=often", "confine=never"},
