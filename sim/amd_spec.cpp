@@ -21,21 +21,13 @@ std::string AmdGpuSpec::pci_bus_id() const {
 
 namespace {
 
-bool parse_hex(const std::string& s, unsigned& out) {
-    if (s.empty()) return false;
-    out = 0;
-    for (char c : s) {
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-        if (d < 0) return false;
-        out = out * 16 + static_cast<unsigned>(d);
-    }
-    return true;
-}
-
 // "dddd:bb:00.0", lower-case hex as sysfs names devices; function 0 (the GPU itself).
 bool parse_bus_id(const std::string& s, unsigned& domain, unsigned& bus) {
-    if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s.substr(8) != "00.0") return false;
-    return parse_hex(s.substr(0, 4), domain) && parse_hex(s.substr(5, 2), bus);
+    auto a = parse_pci_address(s);
+    if (!a || a->device != 0 || a->function != 0) return false;
+    domain = a->domain;
+    bus = a->bus;
+    return true;
 }
 
 // "SPX, DPX, QPX, CPX" contains "DPX"?
@@ -49,7 +41,7 @@ Result<AmdGpuSpec> parse_gpu(const json& j, const SpecPath& at, const NodeSpec& 
     if (auto st = check_keys(j, at, {"model", "unique_id", "pci_bus_id", "numa_node",
                                      "compute_partition", "memory_partition",
                                      "partitions_present", "pci_attributes", "xcp_naming",
-                                     "hive_id"});
+                                     "hive_id", "switch"});
         !st)
         return st.error();
     AmdGpuSpec g;
@@ -74,13 +66,12 @@ Result<AmdGpuSpec> parse_gpu(const json& j, const SpecPath& at, const NodeSpec& 
         return at.child("pci_bus_id").error("expected 'dddd:bb:00.0' (lower-case hex), got '" +
                                             *bus_id + "'");
 
-    auto numa = get_uint_or(j, at, "numa_node", 0);
+    auto numa = get_numa_node(j, at, spec);
     if (!numa) return numa.error();
-    if (std::none_of(spec.numa.begin(), spec.numa.end(),
-                     [&](const NumaSpec& n) { return n.node == static_cast<int>(*numa); }))
-        return at.child("numa_node").error("no NUMA node " + std::to_string(*numa) +
-                                           " in the spec's \"numa\"");
-    g.numa_node = static_cast<int>(*numa);
+    g.numa_node = *numa;
+    auto sw = get_switch(j, at, spec);
+    if (!sw) return sw.error();
+    g.switch_name = *sw;
 
     const bool has_compute = j.contains("compute_partition");
     const bool has_memory = j.contains("memory_partition");
@@ -170,12 +161,14 @@ Status parse_amd_spec(const json& j, const SpecPath& at, NodeSpec& spec) {
             return gat.error("more than 128 partitions: render minors 128..255 are exhausted");
         spec.amd.gpus.push_back(std::move(*g));
     }
-    // KFD lists GPUs in PCI order on the simulated node.
+    return ok_status();
+}
+
+void sort_amd_gpus(NodeSpec& spec) {
     std::sort(spec.amd.gpus.begin(), spec.amd.gpus.end(),
               [](const AmdGpuSpec& a, const AmdGpuSpec& b) {
                   return std::tie(a.domain, a.bus) < std::tie(b.domain, b.bus);
               });
-    return ok_status();
 }
 
 }  // namespace xpart::sim

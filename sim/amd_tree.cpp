@@ -3,12 +3,12 @@
 // partition attributes, DRM render and card nodes (XCPs 1..N under amdgpu_xcp platform
 // devices) and the device nodes. Property key sets and order follow real captures
 // (tests/fixtures/real/kfd).
-#include <cstdio>
 #include <set>
 
 #include "libxpart/amd_models.hpp"
 #include "libxpart/amd_partition.hpp"
 #include "libxpart/text.hpp"
+#include "sim/pcie_layout.hpp"
 #include "sim/tree.hpp"
 
 namespace xpart::sim {
@@ -16,6 +16,7 @@ namespace xpart::sim {
 namespace {
 
 constexpr const char* kTopology = "/sys/class/kfd/kfd/topology";
+constexpr unsigned kVendorAti = 0x1002;  // AMD's GPUs keep ATI's PCI vendor id
 
 // Per-family values KFD reports that discovery does not interpret (copied from captures).
 struct GfxFamily {
@@ -38,12 +39,6 @@ struct XcpNode {
     unsigned card_minor = 0;
     int platform_id = -1;       // N of amdgpu_xcp.N; -1: the PCI device itself
 };
-
-std::string pci_dir(const AmdGpuSpec& g) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "/sys/devices/pci%04x:%02x/", g.domain, g.bus);
-    return buf + g.pci_bus_id();
-}
 
 std::string platform_name(const AmdGpuSpec& g, int id) {
     return std::string(g.xcp_naming == XcpNaming::Dot ? "amdgpu_xcp." : "amdgpu_xcp_") +
@@ -211,7 +206,7 @@ Status write_amd_tree(const NodeSpec& spec, TreeWriter& tree) {
 
         // DRM: partition 0 hangs off the PCI device, the others off amdgpu_xcp platform devices.
         const std::string owner = x.platform_id < 0
-                                      ? pci_dir(g)
+                                      ? pci_device_dir(spec, g.pci_bus_id())
                                       : "/sys/devices/platform/" + platform_name(g, x.platform_id);
         const std::string owner_name = owner.substr(owner.rfind('/') + 1);
         for (const auto& [kind, minor] : {std::make_pair(std::string("renderD"), x.render_minor),
@@ -232,17 +227,10 @@ Status write_amd_tree(const NodeSpec& spec, TreeWriter& tree) {
     // PCI devices.
     for (const AmdGpuSpec& g : gpus) {
         const AmdModel& model = *find_amd_model(g.model);
-        const std::string dir = pci_dir(g);
-        std::vector<unsigned> cpus;
-        for (const auto& n : spec.numa)
-            if (n.node == g.numa_node) cpus = n.cpus;
-        char device[16];
-        std::snprintf(device, sizeof device, "0x%04x\n", model.device_id);
-        if (auto st = tree.write_file(dir + "/vendor", "0x1002\n"); !st) return st;
-        if (auto st = tree.write_file(dir + "/device", device); !st) return st;
-        if (auto st = tree.write_file(dir + "/numa_node", std::to_string(g.numa_node) + "\n"); !st)
-            return st;
-        if (auto st = write_local_cpus(spec, tree, dir, cpus); !st) return st;
+        const std::string dir = pci_device_dir(spec, g.pci_bus_id());
+        // No class file: the captures this tree follows were taken without one.
+        const PciIds ids{kVendorAti, model.device_id, 0};
+        if (auto st = write_pci_function(spec, tree, dir, ids, g.numa_node); !st) return st;
         if (g.pci_attributes && g.compute_partition != PartitionMode::Full) {
             const std::string mode = upper_mode(g.compute_partition);
             for (const auto& [file, text] :
@@ -252,9 +240,6 @@ Status write_amd_tree(const NodeSpec& spec, TreeWriter& tree) {
                   std::make_pair("available_memory_partition", std::string(model.memory_modes))})
                 if (auto st = tree.write_file(dir + "/" + file, text + "\n"); !st) return st;
         }
-        if (auto st = tree.make_symlink("/sys/bus/pci/devices/" + g.pci_bus_id(), "../../.." + dir.substr(4));
-            !st)
-            return st;
     }
 
     if (auto st = tree.write_file(std::string(kTopology) + "/generation_id", "1\n"); !st) return st;

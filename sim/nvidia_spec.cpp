@@ -15,16 +15,6 @@ using nlohmann::json;
 
 namespace {
 
-bool is_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
-
-// "0000:07:00.0", lower-case, as sysfs names PCI devices.
-bool valid_bdf(const std::string& s) {
-    if (s.size() != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.') return false;
-    for (std::size_t i : {0, 1, 2, 3, 5, 6, 8, 9})
-        if (!is_hex(s[i])) return false;
-    return s[11] >= '0' && s[11] <= '7';
-}
-
 Result<MigState> parse_mig_state(const std::string& s, const SpecPath& at) {
     if (s == "unsupported") return MigState::Unsupported;
     if (s == "disabled") return MigState::Disabled;
@@ -139,7 +129,8 @@ Status parse_instances(const json& j, const SpecPath& at, const GpuProductSpec& 
 
 Result<NvidiaGpuSpec> parse_gpu(const json& j, const SpecPath& at, const NodeSpec& spec) {
     if (auto st = check_keys(j, at, {"product", "name", "uuid", "pci_bus_id", "minor", "numa_node",
-                                     "mig", "legacy_mig_uuids", "mig_index_holes", "instances"});
+                                     "mig", "legacy_mig_uuids", "mig_index_holes", "instances",
+                                     "switch"});
         !st)
         return st.error();
     NvidiaGpuSpec g;
@@ -160,11 +151,12 @@ Result<NvidiaGpuSpec> parse_gpu(const json& j, const SpecPath& at, const NodeSpe
     if (uuid->rfind("GPU-", 0) != 0 || uuid->size() != 40)
         return at.child("uuid").error("expected GPU-<36-character uuid>, got '" + *uuid + "'");
     g.uuid = *uuid;
-    auto bdf = get_string(j, at, "pci_bus_id");
+    auto bdf = get_pci_bus_id(j, at, "pci_bus_id");
     if (!bdf) return bdf.error();
-    if (!valid_bdf(*bdf))
-        return at.child("pci_bus_id").error("expected a lower-case 0000:07:00.0 form, got '" + *bdf + "'");
     g.pci_bus_id = *bdf;
+    auto sw = get_switch(j, at, spec);
+    if (!sw) return sw.error();
+    g.switch_name = *sw;
     auto minor = get_uint(j, at, "minor");
     if (!minor) return minor.error();
     if (*minor > 31) return at.child("minor").error("expected 0..31, got " + std::to_string(*minor));

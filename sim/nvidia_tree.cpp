@@ -4,6 +4,7 @@
 
 #include "libxpart/text.hpp"
 #include "sim/nvidia_model.hpp"
+#include "sim/pcie_layout.hpp"
 #include "sim/tree.hpp"
 
 namespace xpart::sim {
@@ -16,8 +17,9 @@ constexpr unsigned kConfigMinor = 1;
 constexpr unsigned kMonitorMinor = 2;
 constexpr unsigned kModeConfig = 0400;   // DeviceFileMode 256
 constexpr unsigned kModeAccess = 0444;   // DeviceFileMode 292 (monitor, gi/ci access)
+constexpr unsigned kVendorNvidia = 0x10de;
 // Data-center GPUs are PCI "3D controllers" (base class 03, subclass 02), not VGA (0300).
-constexpr const char* kClass3dController = "0x030200\n";
+constexpr unsigned kClass3dController = 0x030200;
 
 // Layout of the driver's capability minors (nv-caps.c): per GPU minor 15 GIs x (1 + 8 CIs).
 unsigned gi_cap_minor(unsigned gpu, unsigned gi) { return 3 + 135 * gpu + 9 * gi; }
@@ -55,28 +57,17 @@ std::string information_file(const NvidiaGpuSpec& g, unsigned irq) {
            "\nDevice Minor: \t " + std::to_string(g.minor) + "\nGPU Excluded:\t No\n";
 }
 
-const NumaSpec* numa_of(const NodeSpec& spec, int node) {
-    for (const auto& n : spec.numa)
-        if (n.node == node) return &n;
-    return nullptr;
-}
-
 Status write_gpu(const NodeSpec& spec, const NvidiaGpuSpec& g, unsigned irq, unsigned caps_major,
                  TreeWriter& tree) {
     if (auto st = tree.write_file("/proc/driver/nvidia/gpus/" + g.pci_bus_id + "/information",
                                   information_file(g, irq)); !st)
         return st;
-    const std::string pci = "/sys/bus/pci/devices/" + g.pci_bus_id;
     // What the kernel shows even when the driver is not loaded: vendor, device and class.
     const GpuProductSpec* product = find_gpu_product(g.product);
-    char device[16];
-    std::snprintf(device, sizeof device, "0x%04x\n", product ? product->pci_device_id >> 16 : 0u);
-    if (auto st = tree.write_file(pci + "/vendor", "0x10de\n"); !st) return st;
-    if (auto st = tree.write_file(pci + "/device", device); !st) return st;
-    if (auto st = tree.write_file(pci + "/class", kClass3dController); !st) return st;
-    if (auto st = tree.write_file(pci + "/numa_node", std::to_string(g.numa_node) + "\n"); !st) return st;
-    const NumaSpec* numa = numa_of(spec, g.numa_node);
-    if (auto st = write_local_cpus(spec, tree, pci, numa ? numa->cpus : spec.cpus); !st) return st;
+    const PciIds ids{kVendorNvidia, product ? product->pci_device_id >> 16 : 0u,
+                     kClass3dController};
+    const std::string pci = pci_device_dir(spec, g.pci_bus_id);
+    if (auto st = write_pci_function(spec, tree, pci, ids, g.numa_node); !st) return st;
     if (auto st = tree.make_char_device("/dev/nvidia" + std::to_string(g.minor), kNvidiaMajor,
                                         g.minor, 0666); !st)
         return st;

@@ -67,7 +67,9 @@ Result<NodeSpec> parse_spec(const std::string& text, const std::string& file) {
         return Error{file + ": invalid JSON: " + e.what()};
     }
     SpecPath at{file, ""};
-    if (auto st = check_keys(j, at, {"name", "cpus", "numa", "majors", "nvidia", "amd"}); !st)
+    if (auto st = check_keys(j, at, {"name", "cpus", "numa", "majors", "nvidia", "amd",
+                                     "pcie_switches", "nics"});
+        !st)
         return st.error();
     NodeSpec spec;
     spec.file = file;
@@ -112,10 +114,18 @@ Result<NodeSpec> parse_spec(const std::string& text, const std::string& file) {
             spec.majors[m.key()] = m->get<unsigned>();
         }
     }
+    // Switches first: GPUs and NICs name them.
+    if (auto it = j.find("pcie_switches"); it != j.end())
+        if (auto st = parse_pcie_switches(*it, at.child("pcie_switches"), spec); !st)
+            return st.error();
+    if (auto it = j.find("nics"); it != j.end())
+        if (auto st = parse_nics(*it, at.child("nics"), spec); !st) return st.error();
     if (auto it = j.find("nvidia"); it != j.end())
         if (auto st = parse_nvidia_spec(*it, at.child("nvidia"), spec); !st) return st.error();
     if (auto it = j.find("amd"); it != j.end())
         if (auto st = parse_amd_spec(*it, at.child("amd"), spec); !st) return st.error();
+    if (auto st = check_pcie_tree(spec); !st) return st.error();
+    sort_amd_gpus(spec);
     return spec;
 }
 

@@ -9,6 +9,7 @@
 #include "libxpart/result.hpp"
 #include "sim/spec_amd.hpp"
 #include "sim/spec_nvidia.hpp"
+#include "sim/spec_pcie.hpp"
 
 namespace xpart::sim {
 
@@ -25,6 +26,8 @@ struct NodeSpec {
     std::map<std::string, unsigned> majors;  // dynamic char majors: nvidia-uvm, nvidia-caps, kfd
     NvidiaSpec nvidia;
     AmdSpec amd;
+    std::vector<PcieSwitchSpec> pcie_switches;
+    std::vector<NicSpec> nics;
 };
 
 // Parses a spec file; every error names the file and the offending key and value.

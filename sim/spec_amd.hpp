@@ -2,7 +2,8 @@
 //   "amd": {"gpus": [{"model": "MI300X", "unique_id": 16404946649897475633,
 //     "pci_bus_id": "0000:05:00.0", "numa_node": 0, "compute_partition": "CPX",
 //     "memory_partition": "NPS4", "partitions_present": 7, "pci_attributes": true,
-//     "xcp_naming": "dot", "hive_id": 15188982192727901047}]}
+//     "xcp_naming": "dot", "hive_id": 15188982192727901047,
+//     "switch": "sw0"}]}    // optional: the PCIe switch above it (spec_pcie.hpp)
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,7 @@ struct AmdGpuSpec {
     bool pci_attributes = true;             // write current/available_*_partition
     XcpNaming xcp_naming = XcpNaming::Dot;
     std::uint64_t hive_id = 0;              // XGMI hive (0: none)
+    std::string switch_name;                // "" : below a host bridge of its own
 
     std::string pci_bus_id() const;         // "0000:05:00.0"
 };

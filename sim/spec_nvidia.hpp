@@ -8,6 +8,7 @@
 //       "product": "A100-SXM4-40GB",       // key of the profile table (nvidia_profiles.hpp)
 //       "name": "A100-SXM4-40GB",          // optional: what nvmlDeviceGetName returns
 //       "uuid": "GPU-...", "pci_bus_id": "0000:07:00.0", "minor": 0, "numa_node": 0,
+//       "switch": "sw0",                   // optional: the PCIe switch above it (spec_pcie.hpp)
 //       "mig": "enabled",   // unsupported | disabled | enabled | enable-pending | disable-pending
 //       "legacy_mig_uuids": false,         // UUIDs as MIG-GPU-<uuid>/<gi>/<ci> (R450/R460)
 //       "mig_index_holes": [1],            // MIG indices NVML skips (NOT_FOUND)
@@ -46,6 +47,7 @@ struct NvidiaGpuSpec {
     std::string pci_bus_id;  // "0000:07:00.0"
     unsigned minor = 0;
     int numa_node = 0;
+    std::string switch_name;  // "" : below a host bridge of its own
     MigState mig = MigState::Disabled;
     bool legacy_mig_uuids = false;
     std::vector<unsigned> mig_index_holes;

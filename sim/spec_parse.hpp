@@ -31,8 +31,21 @@ Result<bool> get_bool_or(const nlohmann::json& obj, const SpecPath& at, const ch
 Status check_keys(const nlohmann::json& obj, const SpecPath& at,
                   const std::vector<std::string>& allowed);
 
-// Vendor parts, called by parse_spec for the "nvidia" and "amd" objects.
+// A PCI bus id ("0000:07:00.0", lower-case).
+Result<std::string> get_pci_bus_id(const nlohmann::json& obj, const SpecPath& at, const char* key);
+// "numa_node": one of the spec's NUMA nodes; the first one when absent.
+Result<int> get_numa_node(const nlohmann::json& obj, const SpecPath& at, const NodeSpec& spec);
+// "switch": the name of a switch of spec.pcie_switches (parsed first); "" when absent.
+Result<std::string> get_switch(const nlohmann::json& obj, const SpecPath& at, const NodeSpec& spec);
+
+// Parts called by parse_spec, in this order: "pcie_switches", "nics", "nvidia", "amd", then
+// check_pcie_tree over all the PCI devices (before the AMD GPUs are sorted into PCI order).
+Status parse_pcie_switches(const nlohmann::json& j, const SpecPath& at, NodeSpec& spec);
+Status parse_nics(const nlohmann::json& j, const SpecPath& at, NodeSpec& spec);
 Status parse_nvidia_spec(const nlohmann::json& j, const SpecPath& at, NodeSpec& spec);
 Status parse_amd_spec(const nlohmann::json& j, const SpecPath& at, NodeSpec& spec);
+Status check_pcie_tree(const NodeSpec& spec);
+// KFD lists GPUs in PCI order on the simulated node.
+void sort_amd_gpus(NodeSpec& spec);
 
 }  // namespace xpart::sim

@@ -224,6 +224,7 @@ Status build_tree(const NodeSpec& spec, const std::string& root) {
     if (auto st = tree.make_dirs(""); !st) return st;
     if (auto st = tree.write_file(std::string("/") + kRootMarker, spec.name + "\n"); !st) return st;
     if (auto st = write_cpu_tree(spec, tree); !st) return st;
+    if (auto st = write_pcie_tree(spec, tree); !st) return st;
     if (!spec.nvidia.empty())
         if (auto st = write_nvidia_tree(spec, tree); !st) return st;
     if (!spec.amd.empty())

@@ -46,11 +46,24 @@ unsigned cpu_id_count(const NodeSpec& spec);
 Status write_local_cpus(const NodeSpec& spec, TreeWriter& tree, const std::string& pci_dir,
                         const std::vector<unsigned>& cpus);
 
+// What a PCI function's vendor, device and class files say (class 0: no class file).
+struct PciIds {
+    unsigned vendor = 0, device = 0, pci_class = 0;
+};
+// A PCI device's own files at its sysfs directory `dir` (pcie_layout.hpp's pci_device_dir):
+// vendor, device, class, numa_node, local_cpulist/local_cpus (its NUMA node's CPUs, all for
+// -1), and the relative link /sys/bus/pci/devices/<bus id> to it.
+Status write_pci_function(const NodeSpec& spec, TreeWriter& tree, const std::string& dir,
+                          const PciIds& ids, int numa_node);
+
 // Builds the whole tree under `root` (created if missing; must be empty, absent, or an earlier
 // xpart-sim root, which is removed first).
 Status build_tree(const NodeSpec& spec, const std::string& root);
 
-// Vendor parts, called by build_tree.
+// Parts called by build_tree: the bridges above switched devices and the NICs (with their
+// RDMA devices), then the vendors' GPUs.
+Status write_pcie_tree(const NodeSpec& spec, TreeWriter& tree);
+Status write_nics(const NodeSpec& spec, TreeWriter& tree);
 Status write_nvidia_tree(const NodeSpec& spec, TreeWriter& tree);
 Status write_amd_tree(const NodeSpec& spec, TreeWriter& tree);
 

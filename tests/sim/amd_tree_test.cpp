@@ -10,11 +10,12 @@
 
 #include "libxpart/amd_kfd.hpp"
 #include "libxpart/text.hpp"
-#include "tests/libxpart/amd_temp_root.hpp"
+#include "tests/sim/tree_links.hpp"
 
 namespace xpart::sim {
 namespace {
 
+using xpart::testing::link_of;
 using xpart::testing::TempRoot;
 const std::string kNodes = "/sys/class/kfd/kfd/topology/nodes/";
 
@@ -38,12 +39,6 @@ KfdProperties props(const TempRoot& r, const std::string& node_path) {
     auto p = KfdProperties::parse(r.read(node_path), node_path);
     if (!p) throw std::runtime_error(p.error().message);
     return *p;
-}
-
-std::string link_of(const TempRoot& r, const std::string& node_path) {
-    char buf[512];
-    ssize_t n = ::readlink(r.host(node_path).c_str(), buf, sizeof buf);
-    return n < 0 ? std::string("<none>") : std::string(buf, static_cast<std::size_t>(n));
 }
 
 class AmdTreeTest : public ::testing::Test {
