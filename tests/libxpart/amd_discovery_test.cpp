@@ -39,7 +39,7 @@ TEST_P(AmdGoldenTest, DiscoveryMatchesGolden) {
 
 INSTANTIATE_TEST_SUITE_P(Specs, AmdGoldenTest,
                          ::testing::Values("mi300x-cpx-8gpu", "mi300x-spx", "mi300x-dpx",
-                                           "mi300a-tpx"),
+                                           "mi300a-tpx", "mi300x-nic"),
                          [](const auto& info) {
                              std::string n = info.param;
                              for (char& c : n) if (c == '-') c = '_';

@@ -42,7 +42,8 @@ TEST_P(GoldenTest, DiscoveryMatchesReviewedGolden) {
 }
 
 INSTANTIATE_TEST_SUITE_P(ShippedSpecs, GoldenTest,
-                         ::testing::Values("a100-guide", "h100-80gb", "h200-141gb", "mixed-mig-full"));
+                         ::testing::Values("a100-guide", "h100-80gb", "h200-141gb", "mixed-mig-full",
+                                           "dgx-a100-nic"));
 
 // --- properties checked against the spec and the documented layouts --------------------------
 
