@@ -564,6 +564,53 @@ TEST_F(LaunchCliTest, DiscoversASimulatedNode) {
     }
 }
 
+// --nic on the DGX-A100-like node: two ranks on the first MIG device of GPUs 0 and 1 (one
+// PCIe switch, two NICs) get one NIC each in NCCL_IB_HCA/UCX_NET_DEVICES; a value the user
+// set is kept unless closest-override.
+TEST_F(LaunchCliTest, NicClosestPerRank) {
+    const std::string root = dir_ + "/root", spec = srcdir() + "/sim/specs/dgx-a100-nic.json";
+    pid_t pid = fork();
+    if (pid == 0) {
+        std::string sim = builddir() + "/xpart-sim";
+        execl(sim.c_str(), sim.c_str(), "build", spec.c_str(), root.c_str(), static_cast<char*>(nullptr));
+        _exit(126);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    std::ifstream in(spec);
+    const auto j = nlohmann::json::parse(in, nullptr, true, true);
+    const std::string first = j["nvidia"]["gpus"][0]["instances"][0]["uuid"];
+    const std::string second = j["nvidia"]["gpus"][1]["instances"][0]["uuid"];
+    struct Row {
+        int rank;
+        const char* mode;
+        const char* user_hca;  // "" = unset
+        const char* want;      // NCCL_IB_HCA UCX_NET_DEVICES XPART_NIC
+    };
+    const Row rows[] = {
+        {0, "closest", "", "=mlx5_0:1 mlx5_0:1 mlx5_0:1"},
+        {1, "closest", "", "=mlx5_1:1 mlx5_1:1 mlx5_1:1"},
+        {1, "closest", "mlx5_9", "mlx5_9 mlx5_1:1 mlx5_1:1"},
+        {1, "closest-override", "mlx5_9", "=mlx5_1:1 mlx5_1:1 mlx5_1:1"},
+        {1, "none", "", "  "},
+    };
+    for (const Row& r : rows) {
+        EnvMap env = slurm_rank(r.rank, 2, r.rank, 0, "2");
+        env["CUDA_VISIBLE_DEVICES"] = first + "," + second;
+        env["XPART_NVML_LIBRARY"] = root + "/usr/lib/xpart-sim/libnvidia-ml.so.1";
+        if (*r.user_hca) env["NCCL_IB_HCA"] = r.user_hca;
+        const std::string tag = "nic" + std::to_string(r.rank) + r.mode + r.user_hca;
+        Proc p = start_xpart({"--root", root, "launch", "--verbose", "--nic", r.mode, "--", "sh", "-c",
+                              "echo \"$NCCL_IB_HCA $UCX_NET_DEVICES $XPART_NIC\""},
+                             env, dir_, tag);
+        ASSERT_EQ(finish(p), 0) << slurp(p.err);
+        EXPECT_EQ(slurp(p.out), std::string(r.want) + "\n") << tag;
+        const bool named = slurp(p.err).find(" nic mlx5_") != std::string::npos;
+        EXPECT_EQ(named, std::string(r.mode) != "none") << slurp(p.err);
+    }
+}
+
 }  // namespace
 }  // namespace xpart::launch
 
