@@ -71,7 +71,7 @@ void parse_pci_device_path(const std::string& path, PciLocation& out) {
     }
 }
 
-PciLocation locate_pci_device(const RootFs& root, const std::string& bdf) {
+PciLocation locate_pci_device(const RootFs& root, const std::string& bdf, SocketCache* sockets) {
     PciLocation loc;
     loc.bdf = bdf;
     const std::string dir = "/sys/bus/pci/devices";
@@ -84,7 +84,13 @@ PciLocation locate_pci_device(const RootFs& root, const std::string& bdf) {
         }
     }
     loc.numa_node = read_int(root, dir + "/" + bdf + "/numa_node", -1);
-    loc.socket = socket_of_numa_node(root, loc.numa_node);
+    if (!sockets) {
+        loc.socket = socket_of_numa_node(root, loc.numa_node);
+    } else {
+        auto [at, added] = sockets->try_emplace(loc.numa_node, -1);
+        if (added) at->second = socket_of_numa_node(root, loc.numa_node);
+        loc.socket = at->second;
+    }
     return loc;
 }
 

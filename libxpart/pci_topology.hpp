@@ -3,6 +3,7 @@
 // ports...>/<bdf>, so the link target names the host bridge and every bridge above the device.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,13 @@ struct PciLocation {
     int socket = -1;                   // physical package of the device's NUMA node, -1 unknown
 };
 
+// NUMA node -> socket, filled as devices are located: a node's GPUs and NICs share a few
+// NUMA nodes, and each lookup is two file reads.
+using SocketCache = std::map<int, int>;
+
 // Never fails: what sysfs does not show stays unknown (empty host bridge, -1), and an
 // unknown place compares as far as possible (CrossSocket) with everything.
-PciLocation locate_pci_device(const RootFs& root, const std::string& bdf);
+PciLocation locate_pci_device(const RootFs& root, const std::string& bdf, SocketCache* sockets = nullptr);
 
 // The path class between two located devices.
 PciPath pci_path_between(const PciLocation& a, const PciLocation& b);

@@ -34,12 +34,6 @@ Result<RdmaNic> read_nic(const RootFs& root, const std::string& name) {
     auto device = root.read_link(dir + "/device");
     if (!device) return device.error();
     nic.pci_bus_id = base_name(*device);
-    if (auto numa = root.read("/sys/bus/pci/devices/" + nic.pci_bus_id + "/numa_node")) {
-        try {
-            nic.numa_node = std::stoi(trim(*numa));
-        } catch (...) {
-        }
-    }
     auto ports = root.list(dir + "/ports");
     if (!ports) return ports.error();
     for (const std::string& p : *ports) {
@@ -126,8 +120,12 @@ void attach_rdma_nics(const RootFs& root, Node& node) {
     node.nics = discover_rdma_nics(root, node.warnings);
     if (node.nics.empty()) return;
     std::vector<PciLocation> gpus, nics;
-    for (const Gpu& g : node.gpus) gpus.push_back(locate_pci_device(root, g.pci_bus_id));
-    for (const RdmaNic& n : node.nics) nics.push_back(locate_pci_device(root, n.pci_bus_id));
+    SocketCache sockets;
+    for (const Gpu& g : node.gpus) gpus.push_back(locate_pci_device(root, g.pci_bus_id, &sockets));
+    for (RdmaNic& n : node.nics) {
+        nics.push_back(locate_pci_device(root, n.pci_bus_id, &sockets));
+        n.numa_node = nics.back().numa_node;
+    }
     assign_nic_routes(node, gpus, nics);
 }
 

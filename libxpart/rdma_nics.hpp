@@ -12,8 +12,9 @@
 
 namespace xpart {
 
-// Every RDMA device of the node in PCI order. A node without /sys/class/infiniband has none;
-// a device whose files cannot be read is left out with one line in `warnings`.
+// Every RDMA device of the node in PCI order (numa_node left -1: attach_rdma_nics reads it
+// with the device's PCI location). A node without /sys/class/infiniband has none; a device
+// whose files cannot be read is left out with one line in `warnings`.
 std::vector<RdmaNic> discover_rdma_nics(const RootFs& root, std::vector<std::string>& warnings);
 
 // Gpu::nics for every GPU: usable NICs (an ACTIVE port) by path class; at equal class the
