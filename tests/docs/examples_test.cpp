@@ -102,13 +102,14 @@ TEST(Examples, PlugstackConfLineAndArguments) {
     EXPECT_EQ(active[0][1], "/usr/lib/x86_64-linux-gnu/xpart/slurm/xpart.so");
 
     const launch::StepOptions defaults;
-    ASSERT_EQ(documented.size(), 6u);
+    ASSERT_EQ(documented.size(), 7u);
     for (const auto& d : documented) {
         auto o = launch::parse_site_args({d[1]});
         ASSERT_TRUE(o.ok()) << o.error().message;
         if (d[1].rfind("confine=", 0) == 0) continue;  // its default is "unset"
         EXPECT_EQ(o->bind, defaults.bind) << d[1];
         EXPECT_EQ(o->mps, defaults.mps) << d[1];
+        EXPECT_EQ(o->nic, defaults.nic) << d[1];
         EXPECT_EQ(o->run_dir, defaults.run_dir) << d[1];
         EXPECT_EQ(o->mps_control, defaults.mps_control) << d[1];
         EXPECT_EQ(o->mps_timeout, defaults.mps_timeout) << d[1];
