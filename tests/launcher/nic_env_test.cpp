@@ -2,6 +2,8 @@
 // what they imply, and which variables are set or kept.
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include "launcher/nic_env.hpp"
 #include "launcher/step_options.hpp"
 
@@ -51,7 +53,12 @@ const EnvCase kEnvCases[] = {
      {{"NCCL_IB_HCA", "x"}}},
 };
 
-INSTANTIATE_TEST_SUITE_P(Cases, NicEnv, ::testing::ValuesIn(kEnvCases));
+INSTANTIATE_TEST_SUITE_P(Cases, NicEnv, ::testing::ValuesIn(kEnvCases),
+                         [](const auto& info) {
+                             std::string n = info.param.name;
+                             for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                             return n;
+                         });
 
 TEST(NicOptions, SiteAndUserSpellings) {
     auto site = parse_site_args({"nic=closest"});

@@ -3,6 +3,8 @@
 // a socket without NICs. Expected NICs are written from the spec's switch layout.
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include <map>
 
 #include "libxpart/discovery.hpp"
@@ -80,7 +82,12 @@ const PairingCase kPairingCases[] = {
       {"0000:b7:00.0", "mlx5_1 cross-socket"}, {"0000:bd:00.0", "mlx5_2 cross-socket"}}, 4},
 };
 
-INSTANTIATE_TEST_SUITE_P(Dgx, DgxPairing, ::testing::ValuesIn(kPairingCases));
+INSTANTIATE_TEST_SUITE_P(Dgx, DgxPairing, ::testing::ValuesIn(kPairingCases),
+                         [](const auto& info) {
+                             std::string n = info.param.name;
+                             for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                             return n;
+                         });
 
 TEST(DgxNics, PortsAndLinkLayersAsTheSpecSays) {
     testing::SimRoot r(edited_spec({"down:mlx5_2"}));

@@ -1,6 +1,8 @@
 // Path classes between PCI devices, from sysfs device paths as real kernels show them.
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include "libxpart/pci_topology.hpp"
 
 namespace xpart {
@@ -70,7 +72,12 @@ const PathCase kPathCases[] = {
     {"nothing known", "", -1, -1, "", -1, -1, PciPath::CrossSocket},
 };
 
-INSTANTIATE_TEST_SUITE_P(PathCases, PathBetween, ::testing::ValuesIn(kPathCases));
+INSTANTIATE_TEST_SUITE_P(PathCases, PathBetween, ::testing::ValuesIn(kPathCases),
+                         [](const auto& info) {
+                             std::string n = info.param.name;
+                             for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                             return n;
+                         });
 
 }  // namespace
 }  // namespace xpart

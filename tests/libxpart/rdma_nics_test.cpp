@@ -3,6 +3,8 @@
 // simulated nodes (nic_sim_test.cpp).
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include <map>
 
 #include "libxpart/rdma_nics.hpp"
@@ -113,7 +115,12 @@ const RouteCase kRouteCases[] = {
      {"-"}, 1},
 };
 
-INSTANTIATE_TEST_SUITE_P(NicCases, Routes, ::testing::ValuesIn(kRouteCases));
+INSTANTIATE_TEST_SUITE_P(NicCases, Routes, ::testing::ValuesIn(kRouteCases),
+                         [](const auto& info) {
+                             std::string n = info.param.name;
+                             for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                             return n;
+                         });
 
 }  // namespace
 }  // namespace xpart
