@@ -2,10 +2,10 @@
 // what they imply, and which variables are set or kept.
 #include <gtest/gtest.h>
 
-#include <cctype>
 
 #include "launcher/nic_env.hpp"
 #include "launcher/step_options.hpp"
+#include "tests/case_name.hpp"
 
 namespace xpart::launch {
 namespace {
@@ -54,11 +54,7 @@ const EnvCase kEnvCases[] = {
 };
 
 INSTANTIATE_TEST_SUITE_P(Cases, NicEnv, ::testing::ValuesIn(kEnvCases),
-                         [](const auto& info) {
-                             std::string n = info.param.name;
-                             for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                             return n;
-                         });
+                         testing::SentenceCaseName());
 
 TEST(NicOptions, SiteAndUserSpellings) {
     auto site = parse_site_args({"nic=closest"});

@@ -3,13 +3,13 @@
 // a socket without NICs. Expected NICs are written from the spec's switch layout.
 #include <gtest/gtest.h>
 
-#include <cctype>
 
 #include <map>
 
 #include "libxpart/discovery.hpp"
 #include "libxpart/rdma_nics.hpp"
 #include "tests/nvidia_sim_root.hpp"
+#include "tests/case_name.hpp"
 
 namespace xpart {
 namespace {
@@ -83,11 +83,7 @@ const PairingCase kPairingCases[] = {
 };
 
 INSTANTIATE_TEST_SUITE_P(Dgx, DgxPairing, ::testing::ValuesIn(kPairingCases),
-                         [](const auto& info) {
-                             std::string n = info.param.name;
-                             for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                             return n;
-                         });
+                         testing::SentenceCaseName());
 
 TEST(DgxNics, PortsAndLinkLayersAsTheSpecSays) {
     testing::SimRoot r(edited_spec({"down:mlx5_2"}));

@@ -1,9 +1,9 @@
 // Path classes between PCI devices, from sysfs device paths as real kernels show them.
 #include <gtest/gtest.h>
 
-#include <cctype>
 
 #include "libxpart/pci_topology.hpp"
+#include "tests/case_name.hpp"
 
 namespace xpart {
 namespace {
@@ -73,11 +73,7 @@ const PathCase kPathCases[] = {
 };
 
 INSTANTIATE_TEST_SUITE_P(PathCases, PathBetween, ::testing::ValuesIn(kPathCases),
-                         [](const auto& info) {
-                             std::string n = info.param.name;
-                             for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                             return n;
-                         });
+                         testing::SentenceCaseName());
 
 }  // namespace
 }  // namespace xpart

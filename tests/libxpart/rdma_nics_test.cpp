@@ -3,11 +3,11 @@
 // simulated nodes (nic_sim_test.cpp).
 #include <gtest/gtest.h>
 
-#include <cctype>
 
 #include <map>
 
 #include "libxpart/rdma_nics.hpp"
+#include "tests/case_name.hpp"
 
 namespace xpart {
 namespace {
@@ -116,11 +116,7 @@ const RouteCase kRouteCases[] = {
 };
 
 INSTANTIATE_TEST_SUITE_P(NicCases, Routes, ::testing::ValuesIn(kRouteCases),
-                         [](const auto& info) {
-                             std::string n = info.param.name;
-                             for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                             return n;
-                         });
+                         testing::SentenceCaseName());
 
 }  // namespace
 }  // namespace xpart
