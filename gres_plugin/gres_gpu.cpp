@@ -8,13 +8,15 @@
 #include <cerrno>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+// Slurm's headers first: they #define error, which must rename every use alike.
 #include "gres_plugin/series.hpp"
+#include "gres_plugin/discovery_module.hpp"
 #include "libxpart/device_probe.hpp"
 #include "libxpart/gres_check.hpp"
 #include "libxpart/gres_env.hpp"
-#include "libxpart/gres_node.hpp"
 #include "libxpart/gres_record.hpp"
 #include "libxpart/xpart_conf.hpp"
 
@@ -29,6 +31,7 @@ char kGresName[] = "gpu";
 // Process-wide, as in every Slurm plugin: slurmd fills it at node_config_load, slurmstepd at
 // recv_stepd.
 std::vector<xpart::GresRecord> g_records;
+std::string g_records_text;  // slurmd: g_records as sent to every slurmstepd
 xpart::AmdIndexMode g_amd_index_mode = xpart::AmdIndexMode::Index;
 uint32_t g_node_cpus = 0;  // the CPU count the records were registered with
 struct xlist* g_devices = nullptr;  // gres_device_t per device file, for task/cgroup
@@ -99,18 +102,21 @@ std::vector<xpart::ConfiguredGpu> configured_gpus(struct xlist* gres_conf_list) 
 }
 
 // The record's CPUs as Slurm wants them: a machine-numbered bitmap sized to the node
-// (slurm_record_cpus) and the abstract range string.
-void add_record(struct xlist* list, const xpart::GresRecord& r, node_config_load_t* node_conf) {
+// (slurm_record_cpus) and the abstract range string. True when none of its CPUs is among the
+// node's configured ones (then any CPU may use it).
+bool add_record(struct xlist* list, const xpart::GresRecord& r, node_config_load_t* node_conf) {
     const uint32_t cpu_cnt = node_conf->cpu_cnt;
     bitstr_t* mac = nullptr;
     char* abs = nullptr;
+    bool beyond = false;
     if (cpu_cnt > 0) {
         mac = bit_alloc(cpu_cnt);
         for (unsigned cpu : xpart::slurm_record_cpus(r, cpu_cnt)) bit_set(mac, cpu);
-        if (!r.cpus.empty() &&
-            std::none_of(r.cpus.begin(), r.cpus.end(), [&](unsigned c) { return c < cpu_cnt; }))
-            info("gres/gpu: %s (%s): its CPUs are beyond the node's %u configured CPUs; "
-                 "any CPU may use it", r.type.c_str(), r.partition_uuid.c_str(), cpu_cnt);
+        beyond = !r.cpus.empty() &&
+                 std::none_of(r.cpus.begin(), r.cpus.end(), [&](unsigned c) { return c < cpu_cnt; });
+        if (beyond)
+            debug("gres/gpu: %s (%s): its CPUs are beyond the node's %u configured CPUs; "
+                  "any CPU may use it", r.type.c_str(), r.partition_uuid.c_str(), cpu_cnt);
         char* mac_str = bit_fmt_full(mac);
         if (node_conf->xcpuinfo_mac_to_abs) node_conf->xcpuinfo_mac_to_abs(mac_str, &abs);
         else abs = xstrdup(mac_str);
@@ -123,6 +129,7 @@ void add_record(struct xlist* list, const xpart::GresRecord& r, node_config_load
                                   r.unique_id.empty() ? nullptr : r.unique_id.c_str(), flags});
     xfree(abs);
     FREE_NULL_BITMAP(mac);
+    return beyond;
 }
 
 // The task's CPU affinity, as Slurm's closest binding reads it (sched_getaffinity).
@@ -139,6 +146,22 @@ std::optional<std::vector<unsigned>> own_cpus() {
 std::optional<std::string> env_value(char** env, const char* name) {
     const char* v = env ? getenvp(env, name) : nullptr;
     return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
+// check_present()'s answer for the step: each task, forked from slurmstepd right after
+// step_set_env, reuses it instead of stat()ing the same files again.
+struct PresenceCheck {
+    std::vector<bool> alloc;
+    std::vector<std::string> faults;
+};
+std::optional<PresenceCheck> g_step_check;
+
+std::vector<std::string> presence_faults(const std::vector<bool>& alloc, xpart::EnvScope scope) {
+    if (scope == xpart::EnvScope::Task && g_step_check && g_step_check->alloc == alloc)
+        return g_step_check->faults;
+    auto faults = xpart::check_present(g_records, alloc);
+    if (scope == xpart::EnvScope::Step) g_step_check = PresenceCheck{alloc, faults};
+    return faults;
 }
 
 void set_env(char*** env, bitstr_t* alloc, xpart::EnvScope scope, bitstr_t* usable = nullptr) {
@@ -161,7 +184,7 @@ void set_env(char*** env, bitstr_t* alloc, xpart::EnvScope scope, bitstr_t* usab
         task.can_open = [](const std::string& path) { return xpart::device_openable(path, false); };
         req.task = std::move(task);
     }
-    req.faults = xpart::check_present(g_records, req.alloc);
+    req.faults = presence_faults(req.alloc, scope);
     apply(env, xpart::gres_env(g_records, req));
 }
 
@@ -175,6 +198,7 @@ int init(void) {
 int fini(void) {
     FREE_NULL_LIST(g_devices);
     g_records.clear();
+    g_records_text.clear();
     return SLURM_SUCCESS;
 }
 
@@ -184,27 +208,33 @@ int gres_p_node_config_load(struct xlist* gres_conf_list, node_config_load_t* no
         if (node_conf->in_slurmd) {
             auto configured = configured_gpus(gres_conf_list);
             char* path = get_extra_conf_path(const_cast<char*>("xpart.conf"));
-            xpart::XpartConf conf;
-            xpart::NodeGres found =
-                xpart::load_node_gres(path, configured, &conf, xpart::slurm::kSeries);
+            auto found = xpart::slurm::discover_node(path, configured, xpart::slurm::kSeries);
             xfree(path);
-            for (const auto& w : found.warnings) info("gres/gpu: %s", w.c_str());
-            for (const auto& e : found.errors) error("%s", e.c_str());
-            g_records = std::move(found.records);
-            g_amd_index_mode = conf.amd_index_mode;
+            for (const auto& w : found.gres.warnings) info("gres/gpu: %s", w.c_str());
+            for (const auto& e : found.gres.errors) error("%s", e.c_str());
+            g_records = std::move(found.gres.records);
+            g_records_text = std::move(found.records_text);
+            g_amd_index_mode = found.amd_index_mode;
             g_node_cpus = node_conf->cpu_cnt;
 
             list_delete_all(gres_conf_list, is_gpu_record, nullptr);
             auto ours = list_create(destroy_gres_slurmd_conf);
+            std::size_t beyond = 0;
             for (std::size_t i = 0; i < g_records.size(); ++i) {
                 const auto& r = g_records[i];
-                info("gres/gpu: record %zu: type=%s uuid=%s files=%s", i, r.type.c_str(),
-                     r.partition_uuid.c_str(), xpart::files_value(r).c_str());
-                add_record(ours, r, node_conf);
+                debug("gres/gpu: record %zu: type=%s uuid=%s files=%s", i, r.type.c_str(),
+                      r.partition_uuid.c_str(), xpart::files_value(r).c_str());
+                beyond += add_record(ours, r, node_conf);
             }
             list_transfer(gres_conf_list, ours);
             FREE_NULL_LIST(ours);
-            info("gres/gpu: %zu GPU partition(s) registered", g_records.size());
+            // One line at info; the records are at debug (slurmd -G -v shows them).
+            if (beyond)
+                info("gres/gpu: %zu GPU partition(s) registered; %zu of them have their CPUs "
+                     "beyond the node's %u configured CPUs, so any CPU may use those",
+                     g_records.size(), beyond, node_conf->cpu_cnt);
+            else
+                info("gres/gpu: %zu GPU partition(s) registered", g_records.size());
         }
         return xpart::slurm::load_devices(gres_conf_list, kGresName, node_conf, &g_devices);
     }, SLURM_ERROR);
@@ -228,11 +258,11 @@ void gres_p_task_set_env(char*** step_env_ptr, bitstr_t* gres_bit_alloc, uint64_
     }, 0);
 }
 
+// The records as text, made once at node_config_load (every step launch sends them).
 void gres_p_send_stepd(buf_t* buffer) {
     xpart::slurm::send_devices(buffer, g_devices);
-    std::string records = guarded("send_stepd", [] { return xpart::serialize_records(g_records); },
-                                  std::string("[]"));
-    packmem(const_cast<char*>(records.c_str()), static_cast<uint32_t>(records.size() + 1), buffer);
+    packmem(const_cast<char*>(g_records_text.c_str()),
+            static_cast<uint32_t>(g_records_text.size() + 1), buffer);
     pack32(static_cast<uint32_t>(g_amd_index_mode), buffer);
     pack32(g_node_cpus, buffer);
 }
@@ -249,7 +279,9 @@ void gres_p_recv_stepd(buf_t* buffer) {
         return;
     }
     guarded("recv_stepd", [&] {
-        auto records = xpart::parse_records(text ? text : "[]");
+        // packmem's size counts the terminating NUL; the text must end there.
+        auto records = xpart::parse_records(
+            text && size > 0 ? std::string_view(text, size - 1) : std::string_view());
         if (!records) {
             error("gres/gpu: recv_stepd: %s; no GPU will be bound", records.error().message.c_str());
             g_records.clear();

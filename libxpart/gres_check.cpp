@@ -101,6 +101,9 @@ std::vector<std::string> check_configured(const std::vector<ConfiguredGpu>& conf
 std::vector<std::string> check_present(const std::vector<GresRecord>& records,
                                        const std::vector<bool>& alloc) {
     std::vector<std::string> lines;
+    // Shared files (nvidiactl, the parent GPU, /dev/kfd) are named by many records: one
+    // stat() each per check, one line each when they are wrong.
+    std::vector<const std::string*> checked;
     for (std::size_t i = 0; i < records.size() && i < alloc.size(); ++i) {
         if (!alloc[i]) continue;
         const GresRecord& r = records[i];
@@ -113,6 +116,10 @@ std::vector<std::string> check_present(const std::vector<GresRecord>& records,
                 break;
             }
         for (const auto& f : r.files) {
+            if (std::any_of(checked.begin(), checked.end(),
+                            [&](const std::string* p) { return *p == f.path; }))
+                continue;
+            checked.push_back(&f.path);
             if (::stat(f.path.c_str(), &st) != 0) {
                 lines.push_back(who + f.path + ": " + std::strerror(errno));
             } else if (!S_ISCHR(st.st_mode) || major(st.st_rdev) != f.major ||

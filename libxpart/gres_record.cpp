@@ -1,7 +1,6 @@
 #include "libxpart/gres_record.hpp"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 
 namespace xpart {
 
@@ -82,64 +81,6 @@ std::string files_value(const GresRecord& record) {
         out += f.path;
     }
     return out;
-}
-
-namespace {
-using nlohmann::json;
-
-json to_json(const GresRecord& r) {
-    json files = json::array();
-    for (const auto& f : r.files)
-        files.push_back({{"path", f.path}, {"major", f.major}, {"minor", f.minor},
-                         {"shared", f.shared}});
-    return {{"vendor", to_string(r.vendor)}, {"type", r.type}, {"files", files},
-            {"cpus", r.cpus}, {"unique_id", r.unique_id},
-            {"partition_uuid", r.partition_uuid}, {"gpu_uuid", r.gpu_uuid},
-            {"gpu_minor", r.gpu_minor}, {"gi", r.gi}, {"ci", r.ci},
-            {"kfd_node", r.kfd_node}, {"amd_rank", r.amd_rank},
-            {"presence_paths", r.presence_paths}};
-}
-
-GresRecord from_json(const json& j) {
-    GresRecord r;
-    const std::string vendor = j.at("vendor").get<std::string>();
-    if (vendor == "nvidia") r.vendor = Vendor::Nvidia;
-    else if (vendor == "amd") r.vendor = Vendor::Amd;
-    else throw std::runtime_error("unknown vendor '" + vendor + "'");
-    r.type = j.at("type").get<std::string>();
-    for (const auto& f : j.at("files"))
-        r.files.push_back({f.at("path").get<std::string>(), f.at("major").get<unsigned>(),
-                           f.at("minor").get<unsigned>(), f.at("shared").get<bool>()});
-    r.cpus = j.at("cpus").get<std::vector<unsigned>>();
-    r.unique_id = j.at("unique_id").get<std::string>();
-    r.partition_uuid = j.at("partition_uuid").get<std::string>();
-    r.gpu_uuid = j.at("gpu_uuid").get<std::string>();
-    r.gpu_minor = j.at("gpu_minor").get<int>();
-    r.gi = j.at("gi").get<int>();
-    r.ci = j.at("ci").get<int>();
-    r.kfd_node = j.at("kfd_node").get<int>();
-    r.amd_rank = j.at("amd_rank").get<int>();
-    r.presence_paths = j.at("presence_paths").get<std::vector<std::string>>();
-    return r;
-}
-}  // namespace
-
-std::string serialize_records(const std::vector<GresRecord>& records) {
-    json all = json::array();
-    for (const auto& r : records) all.push_back(to_json(r));
-    return all.dump();
-}
-
-Result<std::vector<GresRecord>> parse_records(const std::string& text) {
-    try {
-        std::vector<GresRecord> out;
-        const json all = json::parse(text);
-        if (!all.is_array()) return Error{"gres records: not a JSON array"};
-        for (const auto& j : all) out.push_back(from_json(j));
-        return out;
-    } catch (const std::exception& e) {
-        return Error{std::string("gres records: ") + e.what()};
-    }
 }
 
 }  // namespace xpart

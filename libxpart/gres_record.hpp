@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "libxpart/node.hpp"
@@ -46,8 +47,10 @@ std::vector<unsigned> slurm_record_cpus(const GresRecord& record, unsigned node_
 // Slurm's File=/MultipleFiles= value: the record's paths joined by ','.
 std::string files_value(const GresRecord& record);
 
-// Transport from slurmd to slurmstepd (send_stepd/recv_stepd): a JSON document.
+// Transport from slurmd to slurmstepd (send_stepd/recv_stepd) and from the discovery module
+// to the plugin: compact tab-separated lines (libxpart/gres_record_transport.cpp), parsed
+// in one pass. Errors name the line.
 std::string serialize_records(const std::vector<GresRecord>& records);
-Result<std::vector<GresRecord>> parse_records(const std::string& text);
+Result<std::vector<GresRecord>> parse_records(std::string_view text);
 
 }  // namespace xpart

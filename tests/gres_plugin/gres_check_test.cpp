@@ -83,5 +83,19 @@ TEST(CheckPresent, VanishedAndReplacedFilesAreNamed) {
     rmdir(dir);
 }
 
+TEST(CheckPresent, ASharedFileIsCheckedAndNamedOnce) {
+    GresRecord a;
+    a.type = "cpx";
+    a.partition_uuid = "A";
+    a.files = {{"/nonexistent/kfd", 235, 0, true}, {"/dev/null", 1, 3, false}};
+    GresRecord b = a;
+    b.partition_uuid = "B";
+    b.files[1] = {"/nonexistent/renderD129", 226, 129, false};
+    EXPECT_EQ(check_present({a, b}, {true, true}),
+              (std::vector<std::string>{
+                  "gres/gpu index 0 cpx (A): /nonexistent/kfd: No such file or directory",
+                  "gres/gpu index 1 cpx (B): /nonexistent/renderD129: No such file or directory"}));
+}
+
 }  // namespace
 }  // namespace xpart

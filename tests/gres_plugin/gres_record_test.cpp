@@ -89,23 +89,6 @@ TEST(GresRecords, PendingMigChangeGivesNoRecords) {
     EXPECT_EQ(records[0].type, "a100-sxm4-80gb");
 }
 
-TEST(GresRecords, SerializeRoundTrip) {
-    auto records = gres_records(fixtures::a100_80gb_mig_and_mi300x_node(), RootFs("/sim/x"));
-    auto back = parse_records(serialize_records(records));
-    ASSERT_TRUE(back) << back.error().message;
-    EXPECT_EQ(*back, records);
-}
-
-TEST(GresRecords, ParseRejectsDamagedTransport) {
-    for (const char* text : {"", "{}", "[{\"vendor\":\"intel\"}]", "[{\"vendor\":\"amd\"}]"}) {
-        auto r = parse_records(text);
-        EXPECT_FALSE(r) << text;
-        if (!r) {
-            EXPECT_EQ(r.error().message.rfind("gres records: ", 0), 0u);
-        }
-    }
-}
-
 // What Slurm's closest binding compares the task's CPUs with.
 TEST(SlurmRecordCpus, WithinTheNodesCpuCount) {
     GresRecord r;

@@ -73,14 +73,19 @@ cp "$S/etc/xpart.conf" "$conf/xpart.conf"
 
 out=$(XPART_ROOT=$tmp/root XPART_NVML_LIBRARY=$nvml slurmd -G -f "$conf/slurm.conf" -N mig01 2>&1) ||
     fail "slurmd -G failed: $out"
-records=$(sed -n 's/.*gres\/gpu: record [0-9]*: type=\([^ ]*\) uuid=\([^ ]*\) .*/\1 \2/p' <<<"$out")
+# Slurm's own lines for what registered; the UUIDs from the node cache the installed discovery
+# module wrote during that slurmd -G (the plugin's per-record lines are debug).
+records=$(sed -n 's/.*Gres Name=gpu Type=\([^ ]*\) Count=1 .*/\1/p' <<<"$out")
 grep -q "gres/gpu: 5 GPU partition(s) registered" <<<"$out" ||
     fail "slurmd -G: no xpart registration line: $out"
-[ "$(awk '{print $2}' <<<"$records" | sort -u)" = "$uuids" ] ||
-    fail "slurmd -G records' UUIDs differ from xpart discover: $records"
+cached=$(python3 -c 'import json, sys
+print("\n".join(sorted({p["uuid"] for g in json.load(open(sys.argv[1]))["gpus"] for p in g["partitions"] if p["uuid"].startswith("MIG-")})))' \
+    "$tmp/root/run/xpart/node.json") || fail "slurmd -G wrote no node cache under $tmp/root/run/xpart"
+[ "$cached" = "$uuids" ] ||
+    fail "the node cache slurmd -G wrote differs from xpart discover: $cached"
 declared=$(grep -o '^NodeName=mig01 .*Gres=[^ ]*' "$S/etc/slurm.conf.fragment" | sed 's/.*Gres=//' |
     tr ',' '\n' | sed 's/^gpu://' | sort | tr '\n' ' ')
-registered=$(awk '{print $1}' <<<"$records" | sort | uniq -c | awk '{print $2 ":" $1}' | sort | tr '\n' ' ')
+registered=$(sort <<<"$records" | uniq -c | awk '{print $2 ":" $1}' | sort | tr '\n' ' ')
 [ "$declared" = "$registered" ] ||
     fail "slurm.conf.fragment declares '$declared', the installed plugin registered '$registered'"
 ok "installed slurmd loaded the installed gres_gpu.so: 5 MIG records as the fragment declares ($registered)"

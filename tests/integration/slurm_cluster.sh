@@ -203,11 +203,27 @@ cluster_stop() {
 }
 
 # gres_records NODE [VAR=VALUE...]: "index type uuid files" per gres/gpu record the xpart
-# plugin registers on NODE (slurmd -G, run with the node's environment).
+# plugin registers on NODE (slurmd -G, run with the node's environment). Index, type and files
+# are Slurm's own "Gres Name=gpu" lines, in record order; the UUID is the partition with those
+# files in the node cache the same slurmd -G wrote (the plugin's per-record lines are debug,
+# which -G does not print).
 gres_records() {
-  local node=$1; shift
-  env "$@" slurmd -G -N "$node" -f "$SLURM_CONF" 2>&1 |
-    sed -n 's/.*gres\/gpu: record \([0-9]*\): type=\([^ ]*\) uuid=\([^ ]*\) files=\(.*\)$/\1 \2 \3 \4/p'
+  local node=$1 root; shift
+  root=$(env "$@" printenv XPART_ROOT || true)
+  env "$@" slurmd -G -N "$node" -f "$SLURM_CONF" 2>&1 | python3 -c '
+import json, re, sys
+root = sys.argv[1].rstrip("/")
+uuid = {}
+for g in json.load(open(root + "/run/xpart/node.json"))["gpus"]:
+    for p in g["partitions"]:
+        uuid[frozenset(root + f["path"] for f in p["device_files"])] = p["uuid"]
+i = 0
+for line in sys.stdin:
+    m = re.search(r"Gres Name=gpu Type=(\S+) Count=1 .*File=(\S+)", line)
+    if m:
+        print(i, m[1], uuid.get(frozenset(m[2].split(",")), "?"), m[2])
+        i += 1
+' "${root:-/}"
 }
 
 # probe FILE...: "<file> OK|ENXIO|EPERM|..." per file, as open(2) answers inside the job.

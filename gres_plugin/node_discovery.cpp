@@ -1,0 +1,79 @@
+// xpart_node_discovery.so: slurmd's discovery behind the C seam of node_discovery.h. It
+// translates and delegates to the core (load_node_gres); nothing of Slurm is used here.
+#include "gres_plugin/node_discovery.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "libxpart/gres_check.hpp"
+#include "libxpart/gres_node.hpp"
+#include "libxpart/gres_record.hpp"
+#include "libxpart/xpart_conf.hpp"
+
+namespace {
+
+char* copy(const std::string& s) {
+    char* out = static_cast<char*>(std::malloc(s.size() + 1));
+    if (out) std::memcpy(out, s.c_str(), s.size() + 1);
+    return out;
+}
+
+std::string lines(const std::vector<std::string>& all) {
+    std::string out;
+    for (const auto& l : all) out += l + '\n';
+    return out;
+}
+
+xpart::NodeGres discover(const char* conf_path, uint32_t series,
+                         const xpart_configured_gpu* configured, size_t count,
+                         xpart::XpartConf* conf) {
+    std::vector<xpart::ConfiguredGpu> gpus;
+    for (size_t i = 0; i < count; ++i) {
+        const auto& c = configured[i];
+        xpart::ConfiguredGpu g;
+        g.source = c.source ? c.source : "";
+        g.type = c.type ? c.type : "";
+        for (size_t f = 0; f < c.file_count; ++f) g.files.emplace_back(c.files[f]);
+        g.count = c.count;
+        gpus.push_back(std::move(g));
+    }
+    return xpart::load_node_gres(conf_path ? conf_path : "", gpus, conf,
+                                 series == static_cast<uint32_t>(xpart::SlurmSeries::S24_11)
+                                     ? xpart::SlurmSeries::S24_11
+                                     : xpart::SlurmSeries::S22_05);
+}
+
+}  // namespace
+
+extern "C" int xpart_node_discovery(uint32_t abi, const char* conf_path, uint32_t series,
+                                    const xpart_configured_gpu* configured, size_t count,
+                                    xpart_node_answer* answer) {
+    if (abi != XPART_NODE_DISCOVERY_ABI || !answer) return -1;
+    *answer = {};
+    try {
+        xpart::XpartConf conf;
+        xpart::NodeGres found = discover(conf_path, series, configured, count, &conf);
+        answer->records = copy(xpart::serialize_records(found.records));
+        answer->warnings = copy(lines(found.warnings));
+        answer->errors = copy(lines(found.errors));
+        answer->amd_index_mode = static_cast<uint32_t>(conf.amd_index_mode);
+    } catch (const std::exception& e) {
+        xpart_node_discovery_free(answer);
+        answer->errors = copy(std::string("gres/gpu: internal error, registering no GPU: ") +
+                              e.what() + "\n");
+    } catch (...) {
+        xpart_node_discovery_free(answer);
+        answer->errors = copy("gres/gpu: internal error, registering no GPU\n");
+    }
+    return 0;
+}
+
+extern "C" void xpart_node_discovery_free(xpart_node_answer* answer) {
+    if (!answer) return;
+    std::free(answer->records);
+    std::free(answer->warnings);
+    std::free(answer->errors);
+    *answer = {};
+}
