@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "libxpart/node_json.hpp"
+#include "libxpart/node_json_writer.hpp"
 
 namespace xpart {
 namespace {
@@ -35,10 +36,11 @@ Status make_dirs(const std::string& host_dir, std::size_t keep) {
 
 Status write_node_cache(const RootFs& root, const Node& node) {
     const std::string path = root.host_path(kNodeCachePath);
+    std::string text = node_json_text(node);
+    text += '\n';
     const std::string dir = path.substr(0, path.rfind('/'));
     const std::size_t root_len = root.is_real_root() ? 0 : root.root().size();
     if (auto s = make_dirs(dir, root_len); !s) return s;
-    const std::string text = to_json(node).dump() + "\n";
     std::string tmp = path + ".XXXXXX";
     int fd = mkstemp(tmp.data());
     if (fd < 0) return sys_error(tmp, "create");

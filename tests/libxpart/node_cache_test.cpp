@@ -45,6 +45,14 @@ TEST(NodeCache, ReplacesTheOldOneAndLeavesNoTemporaryFile) {
     EXPECT_EQ(*entries, std::vector<std::string>{"node.json"});
 }
 
+// What write_node_cache writes is the direct writer's text, the bytes dump() gave before it.
+TEST(NodeCache, WritesTheDumpOfTheNode) {
+    TempRoot root;
+    const Node node = fixtures::mi300x_cpx_node(64);
+    ASSERT_TRUE(write_node_cache(RootFs(root.path()), node));
+    EXPECT_EQ(root.read("/run/xpart/node.json"), to_json(node).dump() + "\n");
+}
+
 TEST(NodeCache, RemoveDropsItAndAMissingOneIsNoError) {
     TempRoot root;
     ASSERT_TRUE(
