@@ -17,10 +17,12 @@ public:
 
     void open(char bracket) { separate(); out_ += bracket; comma_ = false; }
     void close(char bracket) { out_ += bracket; comma_ = true; }
+    // Keys are this file's own literals, with nothing to escape.
     JsonOut& key(std::string_view k) {
         separate();
-        quoted(k);
-        out_ += ':';
+        out_ += '"';
+        out_ += k;
+        out_ += "\":";
         comma_ = false;
         return *this;
     }
