@@ -8,9 +8,6 @@
 //     and one read).
 // Run: XPART_SRCDIR=. _build/tests/bench/node_cache_bench
 #include <benchmark/benchmark.h>
-#include <ftw.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -20,6 +17,7 @@
 #include "libxpart/node_cache.hpp"
 #include "libxpart/node_json.hpp"
 #include "libxpart/node_json_writer.hpp"
+#include "tests/libxpart/amd_temp_root.hpp"
 
 namespace {
 
@@ -53,31 +51,11 @@ void BM_NodeText(benchmark::State& state) {
 BENCHMARK(BM_NodeText)->ArgName("direct")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)
     ->Repetitions(10)->ReportAggregatesOnly(true);
 
-class TmpfsRoot {
-public:
-    TmpfsRoot() {
-        std::string tmpl = std::string(::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp") +
-                           "/xpart-cache-bench.XXXXXX";
-        if (::mkdtemp(tmpl.data())) path_ = tmpl;
-    }
-    ~TmpfsRoot() {
-        if (!path_.empty())
-            ::nftw(path_.c_str(), [](const char* p, const struct stat*, int, struct FTW*) {
-                return ::remove(p);
-            }, 8, FTW_DEPTH | FTW_PHYS);
-    }
-    const std::string& path() const { return path_; }
-
-private:
-    std::string path_;
-};
-
 // Each iteration writes the node; "changed" puts the other node back first (not timed).
 void BM_WriteNodeCache(benchmark::State& state) {
     const Node& node = cpx64_node();
     if (node.partition_count() != 64) return state.SkipWithError("golden mi300x-cpx-8gpu missing");
-    TmpfsRoot tmp;
-    if (tmp.path().empty()) return state.SkipWithError("mkdtemp failed");
+    const testing::TempRoot tmp;  // in tmpfs, like /run
     const RootFs root(tmp.path());
     Node other = node;
     other.warnings.push_back("changed");
