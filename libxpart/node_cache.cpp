@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "libxpart/node_json.hpp"
+#include "libxpart/node_json_writer.hpp"
 
 namespace xpart {
 namespace {
@@ -31,14 +32,32 @@ Status make_dirs(const std::string& host_dir, std::size_t keep) {
     }
 }
 
+// True when the file at `path` holds exactly `text`. One read() of one byte more than `text`:
+// a regular file returns short only at its end, so a file that equals `text` comes back whole
+// and a longer one shows itself by the extra byte.
+bool holds_exactly(const std::string& path, const std::string& text) {
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    std::string old(text.size() + 1, '\0');
+    ssize_t n;
+    do n = read(fd, old.data(), old.size());
+    while (n < 0 && errno == EINTR);
+    close(fd);
+    return n == static_cast<ssize_t>(text.size()) && old.compare(0, text.size(), text) == 0;
+}
+
 }  // namespace
 
 Status write_node_cache(const RootFs& root, const Node& node) {
     const std::string path = root.host_path(kNodeCachePath);
+    std::string text = node_json_text(node);
+    text += '\n';
+    // slurmd restarts and `slurmd -G` mostly find the node as they left it: leave the file
+    // (and its inode and mtime) alone then, no temporary file, no rename.
+    if (holds_exactly(path, text)) return ok_status();
     const std::string dir = path.substr(0, path.rfind('/'));
     const std::size_t root_len = root.is_real_root() ? 0 : root.root().size();
     if (auto s = make_dirs(dir, root_len); !s) return s;
-    const std::string text = to_json(node).dump() + "\n";
     std::string tmp = path + ".XXXXXX";
     int fd = mkstemp(tmp.data());
     if (fd < 0) return sys_error(tmp, "create");

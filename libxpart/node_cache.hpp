@@ -18,7 +18,8 @@ namespace xpart {
 inline constexpr std::string_view kNodeCachePath = "/run/xpart/node.json";
 
 // Writes the cache atomically (a temporary file renamed over it), mode 0644, making its
-// directory (0755) when needed. Error: "<host path>: <what failed>: <strerror>".
+// directory (0755) when needed; a file that already holds exactly this text is left as it is.
+// The text is node_json_text(node) and a newline. Error: "<host path>: <what failed>: <strerror>".
 Status write_node_cache(const RootFs& root, const Node& node);
 // Removes it: a failed discovery must not leave the facts of an earlier one behind.
 Status remove_node_cache(const RootFs& root);

@@ -42,6 +42,12 @@ Result<std::string> RootFs::read(std::string_view node_path) const {
     if (fd < 0) return errno_error(path, errno);
     std::string out;
     char buf[8192];
+    // A read() that returns less than asked is the end of the file for everything read here, so
+    // a small file takes one read() instead of a second one returning 0 (issue #12): a sysfs
+    // attribute is made by one show() call and returned whole; a regular file returns short only
+    // at its end; the NVIDIA procfs files are single_open() seq_files, whose one record is
+    // returned whole. A seq_file of many records returns at most a page per read(): the only
+    // one read here, /proc/devices, is far below that (about 1 KiB).
     for (;;) {
         ssize_t n = ::read(fd, buf, sizeof buf);
         if (n < 0) {
@@ -50,8 +56,8 @@ Result<std::string> RootFs::read(std::string_view node_path) const {
             ::close(fd);
             return errno_error(path, err);
         }
-        if (n == 0) break;
         out.append(buf, static_cast<std::size_t>(n));
+        if (static_cast<std::size_t>(n) < sizeof buf) break;
     }
     ::close(fd);
     return out;

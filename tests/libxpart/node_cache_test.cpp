@@ -1,10 +1,13 @@
 // The node cache the gres plugin writes for the launchers: round trip, atomic replacement,
-// mode, and one-line errors naming the file.
+// mode, left alone when unchanged, and one-line errors naming the file.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "libxpart/node_cache.hpp"
 #include "libxpart/node_json.hpp"
+#include "libxpart/node_json_writer.hpp"
+#include "tests/case_name.hpp"
 #include "tests/libxpart/amd_temp_root.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 
@@ -43,6 +46,86 @@ TEST(NodeCache, ReplacesTheOldOneAndLeavesNoTemporaryFile) {
     auto entries = RootFs(root.path()).list("/run/xpart");
     ASSERT_TRUE(entries);
     EXPECT_EQ(*entries, std::vector<std::string>{"node.json"});
+}
+
+// The file's identity and age: a write that leaves it alone changes neither.
+struct FileStamp {
+    ino_t ino;
+    timespec mtime;
+};
+
+FileStamp stamp(const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(stat(path.c_str(), &st), 0) << path;
+    return {st.st_ino, st.st_mtim};
+}
+
+// Dates the cache back so that a rewrite shows in its mtime even within one clock tick.
+void age(const std::string& path) {
+    const timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
+    ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), old, 0), 0) << path;
+}
+
+TEST(NodeCache, TheSameNodeLeavesTheFileAlone) {
+    TempRoot root;
+    const std::string file = root.host("/run/xpart/node.json");
+    const Node node = fixtures::a100_40gb_mig_whole_and_mi300x_node();
+    ASSERT_TRUE(write_node_cache(RootFs(root.path()), node));
+    age(file);
+    const FileStamp before = stamp(file);
+    ASSERT_TRUE(write_node_cache(RootFs(root.path()), node));
+    const FileStamp after = stamp(file);
+    EXPECT_EQ(after.ino, before.ino);
+    EXPECT_EQ(after.mtime.tv_sec, before.mtime.tv_sec);
+    EXPECT_EQ(after.mtime.tv_nsec, before.mtime.tv_nsec);
+}
+
+// Whatever the old file holds, unless it is exactly the new text, the node is written again.
+struct OldCache {
+    const char* name;
+    std::string (*text)(const std::string& current);  // from the current node's text
+};
+
+const OldCache kOldCaches[] = {
+    {"another node", [](const std::string&) {
+         return node_json_text(fixtures::dgx_a100()) + "\n";
+     }},
+    {"one byte more", [](const std::string& t) { return t + "x"; }},
+    {"one byte less", [](const std::string& t) { return t.substr(0, t.size() - 1); }},
+    {"one byte changed", [](const std::string& t) { return "[" + t.substr(1); }},
+    {"empty", [](const std::string&) { return std::string(); }},
+};
+
+void PrintTo(const OldCache& c, std::ostream* os) { *os << c.name; }
+
+class NodeCacheRewrite : public ::testing::TestWithParam<OldCache> {};
+
+TEST_P(NodeCacheRewrite, AChangedFileIsReplaced) {
+    TempRoot root;
+    const std::string file = root.host("/run/xpart/node.json");
+    const Node node = fixtures::a100_40gb_mig_whole_and_mi300x_node();
+    const std::string text = node_json_text(node) + "\n";
+    root.write("/run/xpart/node.json", GetParam().text(text));
+    age(file);
+    const FileStamp before = stamp(file);
+    ASSERT_TRUE(write_node_cache(RootFs(root.path()), node));
+    const FileStamp after = stamp(file);
+    EXPECT_NE(after.mtime.tv_sec, before.mtime.tv_sec);
+    EXPECT_EQ(root.read("/run/xpart/node.json"), text);
+    auto entries = RootFs(root.path()).list("/run/xpart");
+    ASSERT_TRUE(entries);
+    EXPECT_EQ(*entries, std::vector<std::string>{"node.json"});
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, NodeCacheRewrite, ::testing::ValuesIn(kOldCaches),
+                         testing::SentenceCaseName{});
+
+// What write_node_cache writes is the direct writer's text, the bytes dump() gave before it.
+TEST(NodeCache, WritesTheDumpOfTheNode) {
+    TempRoot root;
+    const Node node = fixtures::mi300x_cpx_node(64);
+    ASSERT_TRUE(write_node_cache(RootFs(root.path()), node));
+    EXPECT_EQ(root.read("/run/xpart/node.json"), to_json(node).dump() + "\n");
 }
 
 TEST(NodeCache, RemoveDropsItAndAMissingOneIsNoError) {
