@@ -42,12 +42,12 @@ Result<std::string> RootFs::read(std::string_view node_path) const {
     if (fd < 0) return errno_error(path, errno);
     std::string out;
     char buf[8192];
-    // A read() that returns less than asked is the end of the file for everything read here, so
-    // a small file takes one read() instead of a second one returning 0 (issue #12): a sysfs
-    // attribute is made by one show() call and returned whole; a regular file returns short only
-    // at its end; the NVIDIA procfs files are single_open() seq_files, whose one record is
-    // returned whole. A seq_file of many records returns at most a page per read(): the only
-    // one read here, /proc/devices, is far below that (about 1 KiB).
+    // Under /sys a read() that returns less than asked is the end of the file, so an attribute
+    // takes one read() instead of a second one returning 0 (issue #12): sysfs makes an
+    // attribute in one show() call and returns it whole, and a regular file (a simulated or
+    // recorded root) returns short only at its end. procfs seq_files of many records return at
+    // most a page per read() (/proc/devices, /proc/self/mountinfo), so /proc reads on to 0.
+    const bool short_read_ends = node_path.rfind("/sys/", 0) == 0;
     for (;;) {
         ssize_t n = ::read(fd, buf, sizeof buf);
         if (n < 0) {
@@ -56,8 +56,9 @@ Result<std::string> RootFs::read(std::string_view node_path) const {
             ::close(fd);
             return errno_error(path, err);
         }
+        if (n == 0) break;
         out.append(buf, static_cast<std::size_t>(n));
-        if (static_cast<std::size_t>(n) < sizeof buf) break;
+        if (short_read_ends && static_cast<std::size_t>(n) < sizeof buf) break;
     }
     ::close(fd);
     return out;

@@ -21,9 +21,8 @@ public:
     bool is_real_root() const { return root_ == "/"; }
     std::string host_path(std::string_view node_path) const;
 
-    // Whole file, ending at the first short read(): right for sysfs attributes, regular files,
-    // single_open() procfs files and seq_files under a page, not for larger seq_files of many
-    // records (/proc/self/mountinfo). Error: "<host path>: <strerror>".
+    // Whole file; under /sys it ends at the first short read() (one read() per attribute),
+    // elsewhere at a read() returning 0. Error: "<host path>: <strerror>".
     Result<std::string> read(std::string_view node_path) const;
     bool exists(std::string_view node_path) const;
     // Entry names (no "." or ".."), sorted by name.
