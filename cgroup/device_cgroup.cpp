@@ -1,11 +1,13 @@
 #include "cgroup/device_cgroup.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "cgroup/unique_fd.hpp"
 #include "cgroup/v1_device_controller.hpp"
@@ -18,6 +20,18 @@ Error sys_error(const std::string& what, int err) { return Error{what + ": " + s
 
 // The file that marks a directory as a cgroup of this hierarchy.
 const char* marker(Hierarchy h) { return h == Hierarchy::V1 ? "devices.allow" : "cgroup.controllers"; }
+
+// Writers of one cgroup's rules take turns (two `xpart cgroup apply`, a launcher and an
+// admin): v1 reads the current list and writes the difference in several writes, so two at
+// once would leave the union of both sets, more than either asked for. flock() on the cgroup
+// directory itself: nothing to create or clean up, released when the process dies.
+Result<UniqueFd> lock_rules(const std::string& dir) {
+    UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd.valid()) return sys_error("cannot open cgroup " + dir, errno);
+    while (::flock(fd.get(), LOCK_EX) != 0)
+        if (errno != EINTR) return sys_error("cannot lock cgroup " + dir, errno);
+    return Result<UniqueFd>(std::move(fd));
+}
 }  // namespace
 
 Result<DeviceCgroup> DeviceCgroup::open(Hierarchy hierarchy, const std::string& dir) {
@@ -51,6 +65,8 @@ Status DeviceCgroup::move(pid_t pid) const {
 }
 
 Status DeviceCgroup::apply(const DeviceRuleSet& set) const {
+    auto lock = lock_rules(dir_);
+    if (!lock) return lock.error();
     if (hierarchy_ == Hierarchy::V1) return V1DeviceController(dir_).apply(set);
     auto program = V2DeviceProgram::load(set);
     if (!program) return Error{"cgroup " + dir_ + ": " + program.error().message};
@@ -63,6 +79,8 @@ Result<std::optional<DeviceRuleSet>> DeviceCgroup::current_rules() const {
 }
 
 Status DeviceCgroup::clear() const {
+    auto lock = lock_rules(dir_);
+    if (!lock) return lock.error();
     if (hierarchy_ == Hierarchy::V1) return V1DeviceController(dir_).clear();
     return V2DeviceProgram::detach_own(dir_);
 }
