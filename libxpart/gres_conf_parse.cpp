@@ -303,10 +303,12 @@ Status expand_item(const std::string& item, std::vector<std::string>& out) {
             if (!l || !h || *h < *l) return Error{"bad range '" + range + "' in '" + item + "'"};
             if (*h - *l >= 65536) return Error{"range '" + range + "' is too large"};
             const std::size_t width = lo.size() > 1 && lo[0] == '0' ? lo.size() : 0;
-            for (std::uint64_t v = *l; v <= *h; ++v) {
+            // Stops at *h itself: `v <= *h` never fails when *h is the largest uint64.
+            for (std::uint64_t v = *l;; ++v) {
                 std::string s = std::to_string(v);
                 if (s.size() < width) s.insert(0, width - s.size(), '0');
                 values.push_back(std::move(s));
+                if (v == *h) break;
             }
         }
         std::vector<std::string> next;

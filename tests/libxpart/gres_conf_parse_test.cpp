@@ -183,7 +183,10 @@ INSTANTIATE_TEST_SUITE_P(
                       HostlistCase{"a[1,3],b", {"a1", "a3", "b"}},
                       HostlistCase{"r[1-2]n[1-2]", {"r1n1", "r1n2", "r2n1", "r2n2"}},
                       HostlistCase{"/dev/dri/renderD[128-129]",
-                                   {"/dev/dri/renderD128", "/dev/dri/renderD129"}}));
+                                   {"/dev/dri/renderD128", "/dev/dri/renderD129"}},
+                      // The largest uint64 ends the range (fuzzing: the loop wrapped to 0).
+                      HostlistCase{"n[18446744073709551614-18446744073709551615]",
+                                   {"n18446744073709551614", "n18446744073709551615"}}));
 
 TEST(HostlistErrors, OneReasonEach) {
     EXPECT_EQ(expand_hostlist("a,,b").error().message, "empty entry in 'a,,b'");
