@@ -193,6 +193,14 @@ TEST(HostlistErrors, OneReasonEach) {
     EXPECT_EQ(expand_hostlist("a]").error().message, "unbalanced ']' in 'a]'");
     EXPECT_EQ(expand_hostlist("a[[1]]").error().message, "nested '[' in 'a[[1]]'");
     EXPECT_EQ(expand_hostlist("a[x]").error().message, "bad range 'x' in 'a[x]'");
+    // Refused before the names are made (fuzzing: each of these took gigabytes first).
+    EXPECT_EQ(expand_hostlist("a[0-9999][0-9999]").error().message,
+              "'a[0-9999][0-9999]' expands to more than 65536 names");
+    EXPECT_EQ(expand_hostlist("a[0-40000,0-40000]").error().message,
+              "'a[0-40000,0-40000]' expands to more than 65536 names");
+    EXPECT_EQ(expand_hostlist("a[0-40000],b[0-40000]").error().message,
+              "'b[0-40000]' expands to more than 65536 names");
+    EXPECT_EQ(expand_hostlist("a[0-65535]")->size(), 65536u);
 }
 
 TEST(GresConfNodes, RecordsForNodeKeepsUnscopedAndMatchingRecords) {
