@@ -1,11 +1,12 @@
 #include "tests/fuzz/fuzz_target.hpp"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
+#include <set>
 
 namespace xpart::fuzz {
 
@@ -58,10 +59,15 @@ struct TempRoot {
 
 const std::string& temp_root_with(const std::string& node_path, std::string_view content) {
     static TempRoot root;
-    const std::filesystem::path file = root.path + node_path;
-    std::filesystem::create_directories(file.parent_path());
-    std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+    static std::set<std::string> made;  // directories once: this runs at every execution
+    const std::string file = root.path + node_path;
+    if (made.insert(node_path).second) std::filesystem::create_directories(std::filesystem::path(file).parent_path());
+    const int fd = open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || write(fd, content.data(), content.size()) != static_cast<ssize_t>(content.size())) {
+        std::perror(file.c_str());
+        std::abort();
+    }
+    close(fd);
     return root.path;
 }
 
