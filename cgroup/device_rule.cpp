@@ -153,6 +153,10 @@ Result<DeviceRuleSet> parse_rule_set(const std::string& text, const std::string&
         if (!have_policy) return file_error(file, lineno, "expected 'policy deny-all|deny-managed', got '" + line + "'");
         if (key != "allow" && key != "deny")
             return file_error(file, lineno, "expected 'allow <rule>' or 'deny <rule>', got '" + line + "'");
+        // format_rule_set writes no deny line under deny-all (nothing is managed there): one
+        // read would be dropped by the next write (fuzzing: the round trip lost it).
+        if (key == "deny" && set.policy != DevicePolicy::DenyManaged)
+            return file_error(file, lineno, "'deny <rule>' needs 'policy deny-managed', got '" + line + "'");
         auto rule = parse_device_rule(rest);
         if (!rule) return file_error(file, lineno, rule.error().message);
         (key == "allow" ? set.allow : set.managed).push_back(*rule);

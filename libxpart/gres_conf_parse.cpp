@@ -278,8 +278,17 @@ private:
     std::vector<std::string> seen_;
 };
 
-// Expands one hostlist item ("n[1-2]x[a]" is rejected, "n[01-02]-[1,3]" is fine).
+// A whole list expands to at most this many names; checked before each product is built, so
+// a short list cannot make gigabytes of names first ("a[0-9999][0-9999]", fuzzing).
+constexpr std::size_t kMaxHostlistNames = 65536;
+
+// Expands one hostlist item ("n[1-2]x[a]" is rejected, "n[01-02]-[1,3]" is fine), appending
+// to `out` (the list so far).
+
 Status expand_item(const std::string& item, std::vector<std::string>& out) {
+    const auto too_many = [&] {
+        return Error{"'" + item + "' expands to more than " + std::to_string(kMaxHostlistNames) + " names"};
+    };
     std::vector<std::string> names{""};
     std::size_t i = 0;
     while (i < item.size()) {
@@ -301,21 +310,25 @@ Status expand_item(const std::string& item, std::vector<std::string>& out) {
             auto l = parse_u64(lo);
             auto h = parse_u64(hi);
             if (!l || !h || *h < *l) return Error{"bad range '" + range + "' in '" + item + "'"};
-            if (*h - *l >= 65536) return Error{"range '" + range + "' is too large"};
+            if (*h - *l >= kMaxHostlistNames) return Error{"range '" + range + "' is too large"};
+            if (values.size() + (*h - *l) >= kMaxHostlistNames) return too_many();
             const std::size_t width = lo.size() > 1 && lo[0] == '0' ? lo.size() : 0;
-            for (std::uint64_t v = *l; v <= *h; ++v) {
+            // Stops at *h itself: `v <= *h` never fails when *h is the largest uint64.
+            for (std::uint64_t v = *l;; ++v) {
                 std::string s = std::to_string(v);
                 if (s.size() < width) s.insert(0, width - s.size(), '0');
                 values.push_back(std::move(s));
+                if (v == *h) break;
             }
         }
+        if (names.size() * values.size() > kMaxHostlistNames) return too_many();
         std::vector<std::string> next;
         for (const std::string& n : names)
             for (const std::string& v : values) next.push_back(n + v);
-        if (next.size() > 65536) return Error{"'" + item + "' expands to more than 65536 names"};
         names = std::move(next);
         i = close + 1;
     }
+    if (out.size() + names.size() > kMaxHostlistNames) return too_many();
     out.insert(out.end(), names.begin(), names.end());
     return ok_status();
 }

@@ -80,6 +80,10 @@ TEST(DeviceRuleSet, ParseErrorsNameFileAndLine) {
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().message.rfind("f:2: device rule 'c 1:z rw': bad minor 'z'", 0), 0u) << bad.error().message;
     EXPECT_FALSE(parse_rule_set("allow c 1:3 rw\n", "f").ok());
+    // Not written under deny-all, so not read either (fuzzing: the round trip dropped it).
+    auto deny = parse_rule_set("policy deny-all\ndeny b 95:* rw\n", "f");
+    ASSERT_FALSE(deny.ok());
+    EXPECT_EQ(deny.error().message, "f:2: 'deny <rule>' needs 'policy deny-managed', got 'deny b 95:* rw'");
 }
 
 TEST(DeviceRuleSet, NormalizedSortsAndDropsManagedUnderDenyAll) {

@@ -183,13 +183,24 @@ INSTANTIATE_TEST_SUITE_P(
                       HostlistCase{"a[1,3],b", {"a1", "a3", "b"}},
                       HostlistCase{"r[1-2]n[1-2]", {"r1n1", "r1n2", "r2n1", "r2n2"}},
                       HostlistCase{"/dev/dri/renderD[128-129]",
-                                   {"/dev/dri/renderD128", "/dev/dri/renderD129"}}));
+                                   {"/dev/dri/renderD128", "/dev/dri/renderD129"}},
+                      // The largest uint64 ends the range (fuzzing: the loop wrapped to 0).
+                      HostlistCase{"n[18446744073709551614-18446744073709551615]",
+                                   {"n18446744073709551614", "n18446744073709551615"}}));
 
 TEST(HostlistErrors, OneReasonEach) {
     EXPECT_EQ(expand_hostlist("a,,b").error().message, "empty entry in 'a,,b'");
     EXPECT_EQ(expand_hostlist("a]").error().message, "unbalanced ']' in 'a]'");
     EXPECT_EQ(expand_hostlist("a[[1]]").error().message, "nested '[' in 'a[[1]]'");
     EXPECT_EQ(expand_hostlist("a[x]").error().message, "bad range 'x' in 'a[x]'");
+    // Refused before the names are made (fuzzing: each of these took gigabytes first).
+    EXPECT_EQ(expand_hostlist("a[0-9999][0-9999]").error().message,
+              "'a[0-9999][0-9999]' expands to more than 65536 names");
+    EXPECT_EQ(expand_hostlist("a[0-40000,0-40000]").error().message,
+              "'a[0-40000,0-40000]' expands to more than 65536 names");
+    EXPECT_EQ(expand_hostlist("a[0-40000],b[0-40000]").error().message,
+              "'b[0-40000]' expands to more than 65536 names");
+    EXPECT_EQ(expand_hostlist("a[0-65535]")->size(), 65536u);
 }
 
 TEST(GresConfNodes, RecordsForNodeKeepsUnscopedAndMatchingRecords) {

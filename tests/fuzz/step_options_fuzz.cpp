@@ -1,0 +1,18 @@
+// SPANK options: plugstack.conf arguments (whitespace-separated words), then user options as
+// "name=value" lines (--xpart-bind, --xpart-nic, --xpart-rank-map...).
+#include "launcher/mapping.hpp"
+#include "launcher/nic_env.hpp"
+#include "launcher/step_options.hpp"
+#include "tests/fuzz/fuzz_target.hpp"
+
+XPART_FUZZ_TARGET(step_options) {
+    const std::string text = xpart::fuzz::text_of(data, size);
+    const std::size_t split = text.find("\n\n");
+    auto options = xpart::launch::parse_site_args(xpart::fuzz::words_of(text.substr(0, split)));
+    if (!options || split == std::string::npos) return;
+    for (const auto& [name, value] : xpart::fuzz::env_of(text.substr(split + 2))) {
+        (void)xpart::launch::apply_user_option(*options, name, value);
+        (void)xpart::launch::parse_nic_bind(value);
+        (void)xpart::launch::parse_rank_map(value);
+    }
+}
