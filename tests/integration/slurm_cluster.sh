@@ -213,12 +213,13 @@ gres_records() {
   env "$@" slurmd -G -N "$node" -f "$SLURM_CONF" 2>&1 | python3 -c '
 import json, re, sys
 root = sys.argv[1].rstrip("/")
+lines = sys.stdin.readlines()  # slurmd -G writes the cache: read it only after it exited
 uuid = {}
 for g in json.load(open(root + "/run/xpart/node.json"))["gpus"]:
     for p in g["partitions"]:
         uuid[frozenset(root + f["path"] for f in p["device_files"])] = p["uuid"]
 i = 0
-for line in sys.stdin:
+for line in lines:
     m = re.search(r"Gres Name=gpu Type=(\S+) Count=1 .*File=(\S+)", line)
     if m:
         print(i, m[1], uuid.get(frozenset(m[2].split(",")), "?"), m[2])
