@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "libxpart/amd_kfd.hpp"
 #include "libxpart/amd_models.hpp"
@@ -182,6 +183,20 @@ int partition_index(const KfdNode& n, PartitionMode mode) {
     return mode == PartitionMode::Full ? 0 : static_cast<int>(n.props.get_or("location_id", 0) & 0x7);
 }
 
+// Why an XCP has no render node to bind, or nullopt when it has one: KFD gives it no
+// drm_render_minor, or the node has /dev/dri but not its renderD file (a mode switch whose
+// render nodes the kernel or udev did not make). ROCr drops such an XCP and renumbers the
+// rest, so it is left out, not registered with a file no task can open. A root without
+// /dev/dri (a topology capture) is not checked.
+std::optional<std::string> missing_render_node(const RootFs& root, const KfdNode& n) {
+    auto minor = n.props.find("drm_render_minor");
+    if (!minor) return n.props.file() + ": no drm_render_minor";
+    const std::string dev = "/dev/dri/renderD" + std::to_string(*minor);
+    if (*minor >= 128 && root.exists("/dev/dri") && !root.exists(dev))
+        return root.host_path(dev) + " is missing";
+    return std::nullopt;
+}
+
 // One KFD node of a GPU whose pci_bus_id, uuid and mode are known: its index, size, render node
 // (ownership checked) and device files.
 Result<Partition> build_partition(const DiscoveryOptions& o, const KfdNode& n, const Gpu& gpu,
@@ -296,10 +311,20 @@ Result<Gpu> build_gpu(const DiscoveryOptions& o, const GpuGroup& group, int inde
                 return Error{n->props.file() + ": " + label + ": KFD nodes " +
                              std::to_string(q.kfd_node) + " and " + std::to_string(n->id) +
                              " both claim partition " + std::to_string(index)};
+        if (auto why = missing_render_node(root, *n)) {
+            warnings.push_back(label + ": partition " + std::to_string(index) + " (KFD node " +
+                               std::to_string(n->id) + ") has no render node (" + *why +
+                               "); not registered, the others are");
+            continue;
+        }
         auto p = build_partition(o, *n, gpu, type, kfd_major_number);
         if (!p) return p.error();
         gpu.memory_mb += p->memory_mb;
         gpu.partitions.push_back(std::move(*p));
+    }
+    if (gpu.partitions.empty()) {
+        warnings.push_back(label + ": no partition has a render node; the GPU is not registered");
+        return gpu;  // discover_amd leaves it out
     }
     std::sort(gpu.partitions.begin(), gpu.partitions.end(),
               [](const Partition& a, const Partition& b) { return a.index < b.index; });
@@ -327,7 +352,7 @@ Result<std::vector<Gpu>> discover_amd(const DiscoveryOptions& options,
         auto gpu = build_gpu(options, (*groups)[i], static_cast<int>(i), *kfd, *nodes,
                              found_warnings);
         if (!gpu) return gpu.error();
-        gpus.push_back(std::move(*gpu));
+        if (!gpu->partitions.empty()) gpus.push_back(std::move(*gpu));
     }
     if (warnings) warnings->insert(warnings->end(), found_warnings.begin(), found_warnings.end());
     return gpus;

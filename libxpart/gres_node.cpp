@@ -17,7 +17,13 @@ NodeGres plan_node_gres(const Result<Node>& discovered, const XpartConf& conf,
     // GPUs present but unreadable (NVML failing): said once each; the rest still registers.
     for (const std::string& e : discovered->errors) out.errors.push_back("gres/gpu: " + e);
     out.records = gres_records(*discovered, discovery_options(conf).root);
-    auto mismatches = check_configured(configured, out.records);
+    // GPUs discovery could not read (NVML failing, the driver gone) are said above; counts of
+    // types without File= (slurm.conf's Gres= merged in by Slurm) would only repeat that, and
+    // slurmctld reports the lower count itself. Records naming files are still checked.
+    std::vector<ConfiguredGpu> checked;
+    for (const auto& c : configured)
+        if (discovered->errors.empty() || !c.files.empty()) checked.push_back(c);
+    auto mismatches = check_configured(checked, out.records);
     for (auto& line : mismatches) {
         line = "gres/gpu: gres.conf disagrees with the hardware: " + line +
                (conf.on_mismatch == OnMismatch::Drain ? "; OnMismatch=drain: registering no GPU"
@@ -45,9 +51,15 @@ NodeGres load_node_gres(const std::string& conf_path, const std::vector<Configur
         NodeGres out = plan_node_gres(node, *conf, configured);
         // The launchers' copy of what was found; a failed discovery removes the old one.
         Status cached = node ? write_node_cache(options.root, *node) : remove_node_cache(options.root);
-        if (!cached)
-            out.warnings.push_back("node cache: " + cached.error().message +
-                                   "; xpart launch will discover the node in every rank");
+        if (!cached) {
+            // A full or read-only /run: no launcher may go on reading an older node's cache.
+            Status removed = node ? remove_node_cache(options.root) : cached;
+            out.warnings.push_back(
+                "node cache: " + cached.error().message +
+                (removed ? "; xpart launch will discover the node in every rank"
+                         : "; the previous cache stays (" + removed.error().message +
+                               "): xpart launch may read it"));
+        }
         return out;
     } catch (const std::exception& e) {
         NodeGres out;

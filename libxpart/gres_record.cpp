@@ -23,6 +23,10 @@ std::vector<std::string> presence_paths(const Gpu& gpu, const Partition& part, c
                                      std::to_string(gpu.minor) + "/mig/gi" +
                                      std::to_string(part.gi) + "/ci" + std::to_string(part.ci) +
                                      "/access"));
+    } else if (gpu.vendor == Vendor::Nvidia && !gpu.pci_bus_id.empty()) {
+        // A whole GPU: its procfs entry goes with the driver (the /dev nodes stay, ENXIO).
+        out.push_back(root.host_path("/proc/driver/nvidia/gpus/" + gpu.pci_bus_id +
+                                     "/information"));
     } else if (gpu.vendor == Vendor::Amd && part.kfd_node >= 0) {
         out.push_back(root.host_path("/sys/class/kfd/kfd/topology/nodes/" +
                                      std::to_string(part.kfd_node) + "/gpu_id"));

@@ -74,7 +74,7 @@ Status write_node_cache(const RootFs& root, const Node& node) {
 
 Status remove_node_cache(const RootFs& root) {
     const std::string path = root.host_path(kNodeCachePath);
-    if (unlink(path.c_str()) != 0 && errno != ENOENT) return sys_error(path, "unlink");
+    if (unlink(path.c_str()) != 0 && errno != ENOENT && errno != ENOTDIR) return sys_error(path, "unlink");
     return ok_status();
 }
 

@@ -63,6 +63,22 @@ TEST(PlanNodeGres, UnreadGpusAreOneErrorLineEachAndTheRestRegisters) {
     EXPECT_EQ(g.errors, std::vector<std::string>{"gres/gpu: " + n.errors[0]});
 }
 
+// The driver gone: slurm.conf's typed counts (no File=) would each repeat the NVML line, so
+// only File= records are compared then; a file the hardware lacks is still said.
+TEST(PlanNodeGres, UnreadGpusSilenceCountOnlyMismatches) {
+    Node n = fixtures::mi300x_cpx_node(2, fixtures::XcpListing::ReverseKfdOrder);
+    n.errors = {"NVML: NVIDIA GPUs not discovered"};
+    NodeGres g = plan_node_gres(n, XpartConf{},
+                                {{"#1", "1g.10gb", {}, 1}, {"#2", "3g.40gb", {}, 2},
+                                 {"#3", "", {"/dev/nvidia0"}, 1}});
+    EXPECT_EQ(g.records.size(), 2u);
+    ASSERT_EQ(g.errors.size(), 2u);
+    EXPECT_EQ(g.errors[0], "gres/gpu: " + n.errors[0]);
+    EXPECT_EQ(g.errors[1].rfind("gres/gpu: gres.conf disagrees with the hardware: #3: "
+                                "File=/dev/nvidia0: hardware has no GPU partition using "
+                                "/dev/nvidia0", 0), 0u) << g.errors[1];
+}
+
 TEST(LoadNodeGres, MalformedConfRegistersNothingWithTheConfLine) {
     char path[] = "/tmp/xpart_node_testXXXXXX";
     int fd = mkstemp(path);

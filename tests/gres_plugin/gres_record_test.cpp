@@ -20,10 +20,11 @@ TEST(GresRecords, OnePerPartitionWithAllFilesUnderTheRoot) {
     EXPECT_EQ(records[0].gpu_minor, 0);
     EXPECT_EQ(records[0].presence_paths,
               std::vector<std::string>{"/sim/n1/proc/driver/nvidia/capabilities/gpu0/mig/gi1/ci0/access"});
-    // A whole GPU: its own UUID, no MIG presence file.
+    // A whole GPU: its own UUID; present while the driver lists it in procfs.
     EXPECT_EQ(records[3].type, "a100-sxm4-80gb");
     EXPECT_EQ(records[3].unique_id, "GPU-11111111-1111-1111-1111-111111111111");
-    EXPECT_TRUE(records[3].presence_paths.empty());
+    EXPECT_EQ(records[3].presence_paths,
+              std::vector<std::string>{"/sim/n1/proc/driver/nvidia/gpus/0000:0f:00.0/information"});
     EXPECT_EQ(records[3].cpus, (std::vector<unsigned>{8, 9, 10, 11, 12, 13, 14, 15}));
 }
 

@@ -121,6 +121,26 @@ CONF
     { cluster_dump; fail "cluster $XP_CLUSTER: nodes not ${XP_WANT_STATES:-idle}"; }
 }
 
+# slurmd_restart SHORTNAME: stops that node's slurmd (SIGTERM: running steps' slurmstepd go on)
+# and starts it again with its environment; returns once it has started.
+slurmd_restart() {
+  local node="${XP_CLUSTER}$1" pid started log
+  log=$XP_DIR/log/slurmd.$node.log
+  pid=$(pgrep -f "slurmd -D -N $node ") || fail "no slurmd for $node"
+  started=$(grep -c 'slurmd started on' "$log" || true)
+  kill -TERM "$pid"
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  ! kill -0 "$pid" 2>/dev/null || fail "slurmd of $node did not stop"
+  eval "local envs=(\"\${XP_ENV_$node[@]}\")"
+  env "${envs[@]}" slurmd -D -N "$node" -f "$SLURM_CONF" >>"$XP_DIR/log/slurmd.$node.out" 2>&1 &
+  XP_PIDS+=($!)
+  for _ in $(seq 300); do
+    [ "$(grep -c 'slurmd started on' "$log" || true)" -gt "$started" ] && return 0
+    sleep 0.1
+  done
+  fail "slurmd of $node did not start again"
+}
+
 # cluster_wait_idle SECONDS: every node idle (or the wanted state in $2).
 cluster_wait_idle() {
   local deadline=$((SECONDS + $1)) want=${2:-idle} states

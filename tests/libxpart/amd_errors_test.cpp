@@ -155,12 +155,6 @@ const BrokenNode kBroken[] = {
      [](const TempRoot& r) { r.replace(kNodes + "/2/properties", "location_id 1281", "location_id 9729"); },
      "<root>/sys/class/kfd/kfd/topology/nodes/2/properties: KFD node 2 shares unique_id 42 with "
      "node 1 but sits on another PCI bus"},
-    {"RenderMinorMissing",
-     [](const TempRoot& r) {
-         r.replace(kNodes + "/1/properties", "drm_render_minor 128\n", "");
-     },
-     "<root>/sys/class/kfd/kfd/topology/nodes/1/properties: drm_render_minor missing is not a "
-     "render node minor (128 or more)"},
     {"RenderMinorOutOfRange",
      [](const TempRoot& r) {
          r.replace(kNodes + "/1/properties", "drm_render_minor 128", "drm_render_minor 0");
@@ -240,6 +234,61 @@ TEST(AmdFallback, NoKfdTopologyMeansNoAmdGpus) {
     ASSERT_TRUE(node.ok()) << node.error().message;
     EXPECT_TRUE(node->gpus.empty());
 }
+
+// ---- XCPs without a render node (a mode switch the kernel or udev did not finish): each is
+// one warning and left out, the GPU's others are registered; none left leaves the GPU out.
+struct RenderlessCase {
+    const char* name;
+    std::function<void(const TempRoot&)> breakit;
+    std::vector<int> kept_kfd_nodes;
+    std::vector<std::string> warnings;
+};
+
+const std::string kGpu = "GPU 0 (0000:05:00.0, GPU-000000000000002a)";
+const RenderlessCase kRenderless[] = {
+    {"NoRenderMinorInKfd",
+     [](const TempRoot& r) { r.replace(kNodes + "/2/properties", "drm_render_minor 129\n", ""); },
+     {1},
+     {kGpu + ": partition 1 (KFD node 2) has no render node (<root>" + kNodes +
+      "/2/properties: no drm_render_minor); not registered, the others are"}},
+    {"RenderFileMissingInDev",
+     [](const TempRoot& r) { r.remove("/dev/dri/renderD128"); },
+     {2},
+     {kGpu + ": partition 0 (KFD node 1) has no render node (<root>/dev/dri/renderD128 is "
+             "missing); not registered, the others are"}},
+    {"NoneLeft",
+     [](const TempRoot& r) {
+         r.remove("/dev/dri/renderD128");
+         r.remove("/dev/dri/renderD129");
+     },
+     {},
+     {kGpu + ": partition 0 (KFD node 1) has no render node (<root>/dev/dri/renderD128 is "
+             "missing); not registered, the others are",
+      kGpu + ": partition 1 (KFD node 2) has no render node (<root>/dev/dri/renderD129 is "
+             "missing); not registered, the others are",
+      kGpu + ": no partition has a render node; the GPU is not registered"}},
+};
+
+class AmdRenderlessTest : public ::testing::TestWithParam<RenderlessCase> {};
+
+TEST_P(AmdRenderlessTest, LeftOutWithOneLineEach) {
+    const RenderlessCase& c = GetParam();
+    TempRoot root;
+    testing::build_spec_text(root, kDpxSpec);
+    c.breakit(root);
+    auto node = discover_in(root);
+    ASSERT_TRUE(node.ok()) << node.error().message;
+    std::vector<int> kept;
+    for (const Gpu& g : node->gpus)
+        for (const Partition& p : g.partitions) kept.push_back(p.kfd_node);
+    EXPECT_EQ(kept, c.kept_kfd_nodes);
+    std::vector<std::string> warnings;
+    for (const auto& w : node->warnings) warnings.push_back(without_root(w, root.path()));
+    EXPECT_EQ(warnings, c.warnings);
+}
+
+INSTANTIATE_TEST_SUITE_P(Amd, AmdRenderlessTest, ::testing::ValuesIn(kRenderless),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace xpart
