@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/command.hpp"
+#include "cli/discovery_args.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/gres_check.hpp"
 #include "libxpart/node_cache.hpp"
@@ -31,11 +32,7 @@ int fail(const std::string& message) {
 }
 
 int run_node_check(const NodeCheckArgs& args, const GlobalOptions& global) {
-    DiscoveryOptions options;
-    options.root = global.root.empty() ? RootFs::from_env() : RootFs(global.root);
-    options.nvidia = args.vendor != "amd";
-    options.amd = args.vendor != "nvidia";
-    options.nvml_library = args.nvml_library;
+    DiscoveryOptions options = discovery_options(global, args.vendor, args.nvml_library);
     options.rdma_nics = false;  // not part of what slurmd registers
     auto registered = read_node_cache(options.root);
     if (!registered) return fail(registered.error().message + " (is slurmd running with the xpart plugin?)");
