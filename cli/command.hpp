@@ -22,5 +22,6 @@ void add_discover_command(CLI::App& app, const GlobalOptions& global, Runner& ru
 void add_cgroup_command(CLI::App& app, const GlobalOptions& global, Runner& run);
 void add_launch_command(CLI::App& app, const GlobalOptions& global, Runner& run);
 void add_mps_command(CLI::App& app, const GlobalOptions& global, Runner& run);
+void add_node_command(CLI::App& app, const GlobalOptions& global, Runner& run);
 
 }  // namespace xpart::cli

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "cli/command.hpp"
+#include "cli/discovery_args.hpp"
 #include "cli/discover_table.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/gres_conf.hpp"
@@ -62,11 +63,7 @@ int check(const DiscoverArgs& args, const GresConf& conf, const Node& node, cons
 }
 
 int run_discover(const DiscoverArgs& args, const GlobalOptions& global) {
-    DiscoveryOptions options;
-    options.root = global.root.empty() ? RootFs::from_env() : RootFs(global.root);
-    options.nvidia = args.vendor != "amd";
-    options.amd = args.vendor != "nvidia";
-    options.nvml_library = args.nvml_library;
+    DiscoveryOptions options = discovery_options(global, args.vendor, args.nvml_library);
     options.tolerate_nvml_failure = true;  // show the other vendors' GPUs, then exit 4
     options.amd_type_naming = args.amd_type_naming;
     options.type_naming = args.type_naming;

@@ -8,6 +8,7 @@ const std::vector<Subcommand>& all_subcommands() {
         {"cgroup", add_cgroup_command},
         {"launch", add_launch_command},
         {"mps", add_mps_command},
+        {"node", add_node_command},
     };
     return table;
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "libxpart/gres_record.hpp"
@@ -24,8 +25,15 @@ struct ConfiguredGpu {
 std::vector<std::string> check_configured(const std::vector<ConfiguredGpu>& configured,
                                           const std::vector<GresRecord>& hardware);
 
-// Stat-level checks of the partitions selected by `alloc` (bit i = record i): every presence
-// path exists and every device file is still the character device recorded. One line each.
+// What an admin does when the node no longer matches what slurmd registered.
+inline constexpr std::string_view kReregisterAdvice =
+    "restart slurmd (or scontrol reconfigure) to register the node as it is now";
+
+// Cheap checks of the partitions selected by `alloc` (bit i = record i) at step launch: every
+// presence path exists (stat), every expected content still reads the same (one read() each:
+// an AMD mode switch or a re-made KFD node), every device file is still the character device
+// recorded (stat). Each shared path is looked at once. At most one line per partition for its
+// presence and contents, ending with kReregisterAdvice; one line per wrong device file.
 std::vector<std::string> check_present(const std::vector<GresRecord>& records,
                                        const std::vector<bool>& alloc);
 

@@ -1,6 +1,9 @@
 #include "libxpart/gres_record.hpp"
 
 #include <algorithm>
+#include <optional>
+
+#include "libxpart/text.hpp"
 
 namespace xpart {
 
@@ -9,10 +12,18 @@ bool GresRecord::operator==(const GresRecord& o) const {
            unique_id == o.unique_id && partition_uuid == o.partition_uuid &&
            gpu_uuid == o.gpu_uuid && gpu_minor == o.gpu_minor && gi == o.gi && ci == o.ci &&
            kfd_node == o.kfd_node && amd_rank == o.amd_rank &&
-           presence_paths == o.presence_paths;
+           presence_paths == o.presence_paths && expected_contents == o.expected_contents;
 }
 
 namespace {
+
+std::string kfd_gpu_id_path(const Partition& part) {
+    return "/sys/class/kfd/kfd/topology/nodes/" + std::to_string(part.kfd_node) + "/gpu_id";
+}
+
+std::string compute_mode_path(const Gpu& gpu) {
+    return "/sys/bus/pci/devices/" + gpu.pci_bus_id + "/current_compute_partition";
+}
 
 std::vector<std::string> presence_paths(const Gpu& gpu, const Partition& part, const RootFs& root) {
     std::vector<std::string> out;
@@ -27,10 +38,25 @@ std::vector<std::string> presence_paths(const Gpu& gpu, const Partition& part, c
         // A whole GPU: its procfs entry goes with the driver (the /dev nodes stay, ENXIO).
         out.push_back(root.host_path("/proc/driver/nvidia/gpus/" + gpu.pci_bus_id +
                                      "/information"));
-    } else if (gpu.vendor == Vendor::Amd && part.kfd_node >= 0) {
-        out.push_back(root.host_path("/sys/class/kfd/kfd/topology/nodes/" +
-                                     std::to_string(part.kfd_node) + "/gpu_id"));
+    } else if (gpu.vendor == Vendor::Amd && part.kfd_node >= 0 &&
+               !root.exists(kfd_gpu_id_path(part))) {
+        out.push_back(root.host_path(kfd_gpu_id_path(part)));  // stat() it, at least
     }
+    return out;
+}
+
+// What an AMD XCP's identity reads as now. A gpu_id read at step launch that fails (the node
+// gone) or differs (re-made) refuses the record, so it replaces the presence path.
+std::vector<ExpectedContent> expected_contents(const Gpu& gpu, const Partition& part,
+                                               const std::optional<std::string>& mode,
+                                               const RootFs& root) {
+    std::vector<ExpectedContent> out;
+    if (gpu.vendor != Vendor::Amd) return out;
+    if (mode) out.push_back({ContentKind::ComputeMode, root.host_path(compute_mode_path(gpu)), *mode});
+    if (part.kfd_node >= 0)
+        if (auto id = root.read(kfd_gpu_id_path(part)))
+            out.push_back({ContentKind::KfdGpuId, root.host_path(kfd_gpu_id_path(part)),
+                           trim(*id)});
     return out;
 }
 
@@ -49,6 +75,9 @@ std::vector<GresRecord> gres_records(const Node& node, const RootFs& root) {
     std::vector<GresRecord> records;
     for (const auto& gpu : node.gpus) {
         if (gpu.mode == PartitionMode::MigPending) continue;
+        std::optional<std::string> mode;  // one read per GPU; absent on kernels without it
+        if (gpu.vendor == Vendor::Amd && !gpu.pci_bus_id.empty())
+            if (auto text = root.read(compute_mode_path(gpu))) mode = trim(*text);
         for (const auto& part : gpu.partitions) {
             GresRecord r;
             r.vendor = gpu.vendor;
@@ -64,6 +93,7 @@ std::vector<GresRecord> gres_records(const Node& node, const RootFs& root) {
             r.ci = part.ci;
             r.kfd_node = part.kfd_node;
             r.presence_paths = presence_paths(gpu, part, root);
+            r.expected_contents = expected_contents(gpu, part, mode, root);
             records.push_back(std::move(r));
         }
     }

@@ -12,6 +12,25 @@
 
 namespace xpart {
 
+// A small sysfs attribute whose text says which partition the node holds now: compared at
+// step launch with one read() (libxpart/gres_check.cpp), as a stat() cannot see a partition
+// re-made in place (an AMD compute-mode switch re-creates every XCP of the GPU under the
+// same KFD node ids and render nodes).
+enum class ContentKind {
+    ComputeMode,  // the parent GPU's current_compute_partition ("SPX", "CPX")
+    KfdGpuId,     // the XCP's KFD node gpu_id (the kernel hashes the XCP's identity into it)
+};
+
+struct ExpectedContent {
+    ContentKind kind = ContentKind::ComputeMode;
+    std::string path;  // host path
+    std::string text;  // as slurmd read it, trailing whitespace removed
+
+    bool operator==(const ExpectedContent& o) const {
+        return kind == o.kind && path == o.path && text == o.text;
+    }
+};
+
 struct GresRecord {
     Vendor vendor = Vendor::Nvidia;
     std::string type;                 // GRES type: "1g.10gb", "cpx", "a100-sxm4-40gb"
@@ -29,7 +48,9 @@ struct GresRecord {
     int amd_rank = -1;                // AMD: position among the node's AMD partitions in KFD
                                       // order, which is the order ROCm counts them in
     std::vector<std::string> presence_paths;  // host paths that exist only while the partition
-                                              // exists (MIG capability files, KFD node)
+                                              // exists (MIG capability files; a KFD node
+                                              // whose gpu_id slurmd could not read)
+    std::vector<ExpectedContent> expected_contents;  // AMD: compute mode, KFD gpu_id
 
     bool operator==(const GresRecord& o) const;
 };

@@ -7,6 +7,10 @@
 //   r <vendor> <type> <unique_id> <partition_uuid> <gpu_uuid> <gpu_minor> <gi> <ci> <kfd_node> <amd_rank> <cpus>
 //   f <path> <major> <minor> <shared 0|1>       (a file of the record above)
 //   p <path>                                    (a presence path of the record above)
+//   c <mode|gpu_id> <path> <text>               (an expected content of the record above;
+//                                                added in version 1: an older slurmd sends
+//                                                none, and slurmd and slurmstepd load the
+//                                                same installed plugin)
 //
 // '%', tab, CR and newline inside a field are written as %25, %09, %0D, %0A.
 #include <charconv>
@@ -92,6 +96,13 @@ std::string serialize_records(const std::vector<GresRecord>& records) {
             put(out, p);
             out += '\n';
         }
+        for (const auto& c : r.expected_contents) {
+            out += 'c';
+            put(out, c.kind == ContentKind::ComputeMode ? "mode" : "gpu_id");
+            put(out, c.path);
+            put(out, c.text);
+            out += '\n';
+        }
     }
     return out;
 }
@@ -148,8 +159,19 @@ Result<std::vector<GresRecord>> parse_records(std::string_view text) {
             if (!cpus) return fail(cpus.error().message);
             r.cpus = std::move(*cpus);
             out.push_back(std::move(r));
-        } else if (tag == "f" || tag == "p") {
+        } else if (tag == "f" || tag == "p" || tag == "c") {
             if (out.empty()) return fail("a file before any record");
+            if (tag == "c") {
+                if (s.size() != 3) return fail("a content needs 3 fields, has " + std::to_string(s.size()));
+                ExpectedContent c;
+                if (s[0] == "mode") c.kind = ContentKind::ComputeMode;
+                else if (s[0] == "gpu_id") c.kind = ContentKind::KfdGpuId;
+                else return fail("unknown content kind '" + s[0] + "'");
+                c.path = std::move(s[1]);
+                c.text = std::move(s[2]);
+                out.back().expected_contents.push_back(std::move(c));
+                continue;
+            }
             if (tag == "p") {
                 if (s.size() != 1) return fail("a presence path needs 1 field");
                 out.back().presence_paths.push_back(std::move(s[0]));

@@ -82,9 +82,13 @@ Status write_links(TreeWriter& tree, unsigned node, const std::vector<std::strin
     return ok_status();
 }
 
-// Distinct, non-zero, stable gpu_id values (the kernel hashes the GPU's identity the same way).
-unsigned gpu_id_for(std::uint64_t unique_id, unsigned partition, std::set<unsigned>& used) {
-    std::uint64_t h = (unique_id ^ (0x9e3779b97f4a7c15ull * (partition + 1))) * 0xff51afd7ed558ccdull;
+// Distinct, non-zero, stable gpu_id values. The kernel hashes the GPU's identity and the
+// XCP's XCC mask, so a compute-mode switch re-makes every XCP with a new gpu_id: so here.
+unsigned gpu_id_for(std::uint64_t unique_id, unsigned partition, unsigned num_xcc,
+                    std::set<unsigned>& used) {
+    std::uint64_t h = (unique_id ^ (0x9e3779b97f4a7c15ull * (partition + 1)) ^
+                       (std::uint64_t{num_xcc} << 48)) *
+                      0xff51afd7ed558ccdull;
     unsigned id = static_cast<unsigned>((h >> 33) % 64000) + 1024;
     while (!used.insert(id).second) ++id;
     return id;
@@ -198,7 +202,7 @@ Status write_amd_tree(const NodeSpec& spec, TreeWriter& tree) {
         if (auto st = tree.write_file(dir + "/properties", props); !st) return st;
         if (auto st = tree.write_file(dir + "/mem_banks/0/properties", bank); !st) return st;
         if (auto st = tree.write_file(dir + "/gpu_id",
-                                      std::to_string(gpu_id_for(g.unique_id, x.partition, used_ids)) + "\n");
+                                      std::to_string(gpu_id_for(g.unique_id, x.partition, num_xcc, used_ids)) + "\n");
             !st)
             return st;
         if (auto st = tree.write_file(dir + "/name", std::string(fam.name) + "\n"); !st) return st;

@@ -4,10 +4,13 @@
 #include <sys/sysmacros.h>
 
 #include "libxpart/gres_check.hpp"
+#include "tests/case_name.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 
 namespace xpart {
 namespace {
+
+const std::string kAdvice = "; restart slurmd (or scontrol reconfigure) to register the node as it is now";
 
 struct CheckCase {
     const char* name;
@@ -66,7 +69,7 @@ TEST(CheckPresent, VanishedAndReplacedFilesAreNamed) {
     EXPECT_EQ(check_present(records, {true}),
               std::vector<std::string>{"gres/gpu index 0 1g.10gb (MIG-x): " + root +
                                        "/access: No such file or directory: the partition is "
-                                       "gone since slurmd started"});
+                                       "gone since slurmd started" + kAdvice});
     EXPECT_TRUE(check_present(records, {false}).empty()) << "only allocated records are checked";
     FILE* f = fopen((root + "/access").c_str(), "w");
     ASSERT_NE(f, nullptr);
@@ -96,6 +99,84 @@ TEST(CheckPresent, ASharedFileIsCheckedAndNamedOnce) {
                   "gres/gpu index 0 cpx (A): /nonexistent/kfd: No such file or directory",
                   "gres/gpu index 1 cpx (B): /nonexistent/renderD129: No such file or directory"}));
 }
+
+
+// Expected contents at step launch (an AMD mode switch, a KFD node re-made or gone): each
+// case writes the node's files as they are now and checks the lines for two XCPs of one GPU
+// (index 0, 1) and one XCP of another GPU (index 2), all allotted.
+struct ContentCase {
+    const char* name;
+    std::string mode0, gpu_id0, gpu_id1, mode2, gpu_id2;  // "" = the file is gone
+    std::vector<std::string> want;                         // "<root>" stands for the root
+};
+
+class CheckContents : public ::testing::TestWithParam<ContentCase> {};
+
+TEST_P(CheckContents, OneLinePerChangedPartition) {
+    const ContentCase& c = GetParam();
+    char dir[] = "/tmp/gres_content_testXXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const std::string root = dir;
+    auto write = [&](const std::string& name, const std::string& text) {
+        if (text.empty()) return;
+        FILE* f = fopen((root + "/" + name).c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        fputs((text + "\n").c_str(), f);
+        fclose(f);
+    };
+    write("mode0", c.mode0);
+    write("gpu_id0", c.gpu_id0);
+    write("gpu_id1", c.gpu_id1);
+    write("mode2", c.mode2);
+    write("gpu_id2", c.gpu_id2);
+    auto xcp = [&](const char* uuid, int kfd, const char* mode, const char* mode_text,
+                   const char* id, const char* id_text) {
+        GresRecord r;
+        r.vendor = Vendor::Amd;
+        r.type = "cpx";
+        r.partition_uuid = uuid;
+        r.kfd_node = kfd;
+        r.expected_contents = {{ContentKind::ComputeMode, root + "/" + mode, mode_text},
+                               {ContentKind::KfdGpuId, root + "/" + id, id_text}};
+        return r;
+    };
+    std::vector<GresRecord> records{xcp("GPU-a", 2, "mode0", "CPX", "gpu_id0", "1111"),
+                                    xcp("GPU-a", 3, "mode0", "CPX", "gpu_id1", "2222"),
+                                    xcp("GPU-b", 4, "mode2", "CPX", "gpu_id2", "3333")};
+    std::vector<std::string> want;
+    for (std::string w : c.want) {
+        for (std::size_t at; (at = w.find("<root>")) != std::string::npos;) w.replace(at, 6, root);
+        want.push_back(w);
+    }
+    EXPECT_EQ(check_present(records, {true, true, true}), want);
+    EXPECT_TRUE(check_present(records, {false, false, false}).empty());
+    for (const char* f : {"mode0", "gpu_id0", "gpu_id1", "mode2", "gpu_id2"})
+        unlink((root + "/" + f).c_str());
+    rmdir(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, CheckContents,
+    ::testing::Values(
+        ContentCase{"unchanged", "CPX", "1111", "2222", "CPX", "3333", {}},
+        ContentCase{"mode switched on one GPU: its XCPs refused, the other GPU binds",
+                    "SPX", "9999", "", "CPX", "3333",
+                    {"gres/gpu index 0 cpx (GPU-a): compute partition mode is now SPX, slurmd "
+                     "registered CPX (<root>/mode0)" + kAdvice,
+                     "gres/gpu index 1 cpx (GPU-a): compute partition mode is now SPX, slurmd "
+                     "registered CPX (<root>/mode0)" + kAdvice}},
+        ContentCase{"KFD node re-made, same mode", "CPX", "1111", "2223", "CPX", "3333",
+                    {"gres/gpu index 1 cpx (GPU-a): KFD node 3 gone or re-made (<root>/gpu_id1: "
+                     "gpu_id now 2223, slurmd registered 2222)" + kAdvice}},
+        ContentCase{"KFD node gone", "CPX", "1111", "2222", "CPX", "",
+                    {"gres/gpu index 2 cpx (GPU-b): KFD node 4 gone or re-made (<root>/gpu_id2: No "
+                     "such file or directory, slurmd registered 3333)" + kAdvice}},
+        ContentCase{"mode attribute gone", "", "1111", "2222", "CPX", "3333",
+                    {"gres/gpu index 0 cpx (GPU-a): <root>/mode0: No such file or directory: "
+                     "compute partition mode unreadable, slurmd registered CPX" + kAdvice,
+                     "gres/gpu index 1 cpx (GPU-a): <root>/mode0: No such file or directory: "
+                     "compute partition mode unreadable, slurmd registered CPX" + kAdvice}}),
+    testing::SentenceCaseName{});
 
 }  // namespace
 }  // namespace xpart

@@ -28,12 +28,23 @@ TEST(GresRecordTransport, RoundTripOfFieldsThatNeedEscaping) {
     r.kfd_node = 3;
     r.amd_rank = 0;
     r.presence_paths = {"/sys/x\n/gpu_id", ""};
+    r.expected_contents = {{ContentKind::ComputeMode, "/sys/bus/pci/devices/0000:05:00.0/current_compute_partition", "CPX"},
+                           {ContentKind::KfdGpuId, "/sys/kfd\t/gpu_id", "%12\n"},
+                           {ContentKind::KfdGpuId, "", ""}};
     GresRecord empty;  // every string empty, every number -1, no files
     auto back = parse_records(serialize_records({r, empty}));
     ASSERT_TRUE(back) << back.error().message;
     ASSERT_EQ(back->size(), 2u);
     EXPECT_EQ((*back)[0], r);
     EXPECT_EQ((*back)[1], empty);
+}
+
+TEST(GresRecordTransport, ContentsTravelAsCLines) {
+    GresRecord r;
+    r.vendor = Vendor::Amd;
+    r.expected_contents = {{ContentKind::ComputeMode, "/m", "SPX"}, {ContentKind::KfdGpuId, "/g", "4321"}};
+    const std::string text = serialize_records({r});
+    EXPECT_NE(text.find("\nc\tmode\t/m\tSPX\nc\tgpu_id\t/g\t4321\n"), std::string::npos) << text;
 }
 
 TEST(GresRecordTransport, NoRecordsIsTheHeaderAlone) {
@@ -73,6 +84,11 @@ INSTANTIATE_TEST_SUITE_P(
         Damaged{"short escape", kHead + kRecord + "p\t/x%4\n", "gres records line 3: bad %-escape in field 1"},
         Damaged{"bad escape", kHead + kRecord + "p\t/x%zz\n", "gres records line 3: bad %-escape in field 1"},
         Damaged{"two presence fields", kHead + kRecord + "p\t/a\t/b\n", "gres records line 3: a presence path needs 1 field"},
+        Damaged{"content first", kHead + "c\tmode\t/m\tSPX\n", "gres records line 2: a file before any record"},
+        Damaged{"short content", kHead + kRecord + "c\tmode\t/m\n", "gres records line 3: a content needs 3 fields, has 2"},
+        Damaged{"long content", kHead + kRecord + "c\tmode\t/m\tSPX\tx\n", "gres records line 3: a content needs 3 fields, has 4"},
+        Damaged{"unknown content kind", kHead + kRecord + "c\tuuid\t/m\tSPX\n", "gres records line 3: unknown content kind 'uuid'"},
+        Damaged{"bad escape in content", kHead + kRecord + "c\tgpu_id\t/g\t1%z\n", "gres records line 3: bad %-escape in field 3"},
         Damaged{"unknown tag", kHead + kRecord + "q\n", "gres records line 3: unknown line tag 'q'"}),
     testing::SentenceCaseName{});
 
