@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 # check_binding.py NODE_JSON ROOT MODE < task reports: for every task, the partitions it was
 # told of must be exactly the partitions it can open (MODE "exact"), or a subset of them
-# ("advisory": --xpart-confine=no, the environment only advises). A partition is openable when
+# ("advisory": --xpart-confine=no, the environment only advises; "launch": advisory under
+# `xpart launch`, which narrows only the vendor list, so GPU_DEVICE_ORDINAL and
+# SLURM_STEP_GPUS stay the step's and only have to contain it). A partition is openable when
 # every device file only it has (its MIG CI capability, its XCP render node) opens.
 # Prints one line per task; exits 1 on the first violation.
 import json, sys
@@ -49,9 +51,12 @@ for t in sorted(tasks, key=lambda t: int(t["env"]["SLURM_LOCALID"])):
                      f"openable XCP (it can open {len(visible)})")
             told.add(visible[int(tok)])
     vendor = env.get("CUDA_VISIBLE_DEVICES", env.get("ROCR_VISIBLE_DEVICES"))
-    if env.get("GPU_DEVICE_ORDINAL") != vendor:
+    if mode == "launch":
+        if not told <= slurm:
+            fail(f"task {tid}: told {sorted(told)}, outside SLURM_STEP_GPUS={sorted(slurm)}")
+    elif env.get("GPU_DEVICE_ORDINAL") != vendor:
         fail(f"task {tid}: GPU_DEVICE_ORDINAL={env.get('GPU_DEVICE_ORDINAL')} but the vendor list is {vendor}")
-    if slurm != told:
+    if mode != "launch" and slurm != told:
         fail(f"task {tid}: SLURM_STEP_GPUS={sorted(slurm)} but the vendor list names {sorted(told)}")
     ok = told == openable if mode == "exact" else told <= openable and told
     print(f"task {tid}: told {sorted(told)} openable {sorted(openable)} cgroup {t['cgroup'].rsplit('/', 1)[-1]}")
