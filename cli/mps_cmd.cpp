@@ -28,6 +28,7 @@ struct MpsOptions {
     long uid = -1;
     long gid = -1;
     double timeout = 10;
+    unsigned job_dir_mib = 64;
     std::string node_json;
 };
 
@@ -41,6 +42,7 @@ MpsJobOptions job_options(const MpsOptions& o) {
     j.run_dir = o.run_dir;
     j.control = o.control;
     j.timeout = std::chrono::milliseconds(static_cast<long>(o.timeout * 1000));
+    j.job_dir_mib = o.job_dir_mib;
     return j;
 }
 
@@ -96,15 +98,14 @@ int run_start(const MpsOptions& o, const GlobalOptions& global) {
 int run_stop(const MpsOptions& o) {
     int rc = 0;
     if (!check_job(o, "stop", rc)) return rc;
-    auto user = job_user(o);
-    auto report = stop_job_daemons(job_options(o), o.job_id, user ? &*user : nullptr);
-    // One line for what the user may have caused; a failure only for root's own daemons.
+    auto report = stop_job_daemons(job_options(o), o.job_id);
+    // What the user may have caused: one line, logged. What root ended and could not: one line;
+    // a failure is the exit status (the Epilog fails, and Slurm drains the node).
     std::string notes;
     for (const auto& n : report.notes) notes += (notes.empty() ? "" : "; ") + n;
     if (!notes.empty()) std::cerr << "xpart mps stop: job " << o.job_id << ": " << notes << "\n";
-    std::string survivors;
-    for (const auto& s : report.survivors) survivors += (survivors.empty() ? "" : "; ") + s;
-    if (!survivors.empty()) return fail("stop", "job " + o.job_id + ": " + survivors);
+    if (!report.survivors.empty()) return fail("stop", "job " + o.job_id + ": " + describe_stop(report));
+    if (!report.ended.empty()) std::cerr << "xpart mps stop: job " << o.job_id << ": " << describe_stop(report) << "\n";
     return 0;
 }
 
@@ -157,6 +158,11 @@ void add_mps_command(CLI::App& app, const GlobalOptions& global, Runner& run) {
             ->capture_default_str();
         sub->add_option("--timeout", o->timeout, "seconds to wait for each daemon")
             ->check(CLI::Range(0.01, 3600.0));
+        sub->add_option("--job-dir-size", o->job_dir_mib,
+                        "MiB of the job's own directory (a tmpfs), the most a job's user can fill")
+            ->envname("XPART_JOB_DIR_SIZE")
+            ->check(CLI::Range(1u, 65536u))
+            ->capture_default_str();
     };
     auto user = [o](CLI::App* sub) {
         sub->add_option("--uid", o->uid, "the job's user")->envname("SLURM_JOB_UID");
@@ -173,9 +179,8 @@ void add_mps_command(CLI::App& app, const GlobalOptions& global, Runner& run) {
         ->envname("XPART_NODE_JSON");
     start->callback([o, &global, &run] { run = [o, &global] { return run_start(*o, global); }; });
     auto* stop = cmd->add_subcommand(
-        "stop", "stop the job's daemons and remove its directory (Epilog); exit 1 only if a daemon survives SIGKILL");
+        "stop", "end the job's daemons and remove its directory (Epilog); exit 1 only if something root started survives SIGKILL");
     common(stop);
-    user(stop);
     stop->callback([o, &run] { run = [o] { return run_stop(*o); }; });
     auto* status = cmd->add_subcommand("status", "one line per daemon of the job; exit 1 unless all answer");
     common(status);

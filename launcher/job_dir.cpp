@@ -3,10 +3,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <algorithm>
@@ -37,7 +40,7 @@ Result<UniqueFd> open_dir_checked(int parent, const std::string& name, const std
         return Error{shown + ": owned by uid " + std::to_string(st.st_uid) + ", expected " +
                      std::to_string(owner)};
     if (private_to_owner ? (st.st_mode & 077) != 0 : (st.st_mode & 022) != 0)
-        return Error{shown + ": mode " + std::to_string(st.st_mode & 0777) +
+        return Error{shown + ": mode " + mode_text(st.st_mode) +
                      (private_to_owner ? " is open to others; expected 0700"
                                        : " is writable by others; expected 0755")};
     return fd;
@@ -50,7 +53,28 @@ Status make_dir_at(int parent, const std::string& name, mode_t mode, const std::
     return ok_status();
 }
 
+// The fd's directory as a path the kernel resolves to that very directory, whatever happens
+// to the names above it meanwhile.
+std::string fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+// Root's leaf for the user: a tmpfs of its own on the directory root just made, so what the
+// user writes is bounded per job and never fills the run directory's filesystem.
+Status mount_user_tmpfs(int leaf_fd, const Credentials& user, unsigned mib, const std::string& shown) {
+    const std::string options = "size=" + std::to_string(mib) + "m,nr_inodes=4096,mode=0700,uid=" +
+                                std::to_string(user.uid) + ",gid=" + std::to_string(user.gid);
+    if (mount("xpart-job", fd_path(leaf_fd).c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              options.c_str()) != 0)
+        return Error{shown + ": mount tmpfs (" + options + "): " + errno_text()};
+    return ok_status();
+}
+
 }  // namespace
+
+std::string mode_text(mode_t mode) {
+    char text[8];
+    std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+    return text;
+}
 
 Status check_job_id(const std::string& job_id) {
     if (job_id.empty() || job_id.size() > 64) return Error{"job id '" + job_id + "' is not valid"};
@@ -62,7 +86,7 @@ Status check_job_id(const std::string& job_id) {
 }
 
 Result<JobDir> JobDir::open_checked(const std::string& run_dir, const std::string& job_id,
-                                    bool create, const Credentials* user) {
+                                    bool create, const Credentials* user, unsigned mib) {
     if (auto s = check_job_id(job_id); !s) return s.error();
     // The run dir and the job directories are root's on a node. A user (a rank reading root's
     // records) trusts only root's; root, or a test run as a user, its own.
@@ -78,6 +102,7 @@ Result<JobDir> JobDir::open_checked(const std::string& run_dir, const std::strin
     d.run_dir_ = run_dir;
     d.job_id_ = job_id;
     d.path_ = run_dir + "/job_" + job_id;
+    d.user_dir_mib_ = create ? mib : 0;
     const std::string name = "job_" + job_id;
     if (create)
         if (auto s = make_dir_at(run_fd->get(), name, 0755, d.path_); !s) return s.error();
@@ -89,10 +114,19 @@ Result<JobDir> JobDir::open_checked(const std::string& run_dir, const std::strin
         if (mkdirat(dir_fd->get(), kUserLeaf, 0700) == 0) {
             // Made just now by root in root's directory: hand it over through the descriptor.
             UniqueFd fd(openat(dir_fd->get(), kUserLeaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-            if (!fd.valid()) return Error{leaf + ": " + errno_text()};
-            if (fchown(fd.get(), user->uid, user->gid) != 0)
-                return Error{leaf + ": chown to uid " + std::to_string(user->uid) + ": " + errno_text()};
-            if (fchmod(fd.get(), 0700) != 0) return Error{leaf + ": chmod: " + errno_text()};
+            Status given = fd.valid() ? ok_status() : Error{leaf + ": " + errno_text()};
+            if (given && geteuid() == 0) {
+                given = mount_user_tmpfs(fd.get(), *user, mib, leaf);
+            } else if (given) {
+                if (fchown(fd.get(), user->uid, user->gid) != 0)
+                    given = Error{leaf + ": chown to uid " + std::to_string(user->uid) + ": " + errno_text()};
+                else if (fchmod(fd.get(), 0700) != 0)
+                    given = Error{leaf + ": chmod: " + errno_text()};
+            }
+            if (!given) {
+                (void)unlinkat(dir_fd->get(), kUserLeaf, AT_REMOVEDIR);  // nothing half-made stays
+                return given.error();
+            }
         } else if (errno != EEXIST) {
             return Error{leaf + ": mkdir: " + errno_text()};
         }
@@ -101,11 +135,16 @@ Result<JobDir> JobDir::open_checked(const std::string& run_dir, const std::strin
     if (fstatat(dir_fd->get(), kUserLeaf, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno != ENOENT || create) return Error{leaf + ": " + errno_text()};
         d.user_ = {owner, getegid()};  // removed by an interrupted Epilog: nothing of the user's
-    } else {
-        const uid_t leaf_owner = user ? user->uid : st.st_uid;
-        auto leaf_fd = open_dir_checked(dir_fd->get(), kUserLeaf, leaf, leaf_owner, true);
+    } else if (create) {
+        // A step of the job adds to what the Prolog made: still the user's, closed to others.
+        auto leaf_fd = open_dir_checked(dir_fd->get(), kUserLeaf, leaf, user->uid, true);
         if (!leaf_fd) return leaf_fd.error();
-        d.user_ = {st.st_uid, user ? user->gid : st.st_gid};
+        d.user_ = *user;
+    } else {
+        // Only its owner matters to root, which never enters it: whatever mode the user gave
+        // it, the Epilog goes on.
+        if (!S_ISDIR(st.st_mode)) return Error{leaf + ": not a directory"};
+        d.user_ = {st.st_uid, st.st_gid};
     }
     d.run_fd_ = std::make_shared<UniqueFd>(std::move(*run_fd));
     d.dir_fd_ = std::make_shared<UniqueFd>(std::move(*dir_fd));
@@ -113,8 +152,10 @@ Result<JobDir> JobDir::open_checked(const std::string& run_dir, const std::strin
 }
 
 Result<JobDir> JobDir::create(const std::string& run_dir, const std::string& job_id,
-                              const Credentials& user) {
-    return open_checked(run_dir, job_id, true, &user);
+                              const Credentials& user, unsigned user_dir_mib) {
+    if (user_dir_mib == 0 || user_dir_mib > 65536)
+        return Error{"job directory size " + std::to_string(user_dir_mib) + " MiB: expected 1 to 65536"};
+    return open_checked(run_dir, job_id, true, &user, user_dir_mib);
 }
 
 Result<std::optional<JobDir>> JobDir::open(const std::string& run_dir, const std::string& job_id) {
@@ -122,7 +163,7 @@ Result<std::optional<JobDir>> JobDir::open(const std::string& run_dir, const std
     struct stat st;
     const std::string path = run_dir + "/job_" + job_id;
     if (lstat(path.c_str(), &st) != 0 && errno == ENOENT) return std::optional<JobDir>();
-    auto d = open_checked(run_dir, job_id, false, nullptr);
+    auto d = open_checked(run_dir, job_id, false, nullptr, 0);
     if (!d) return d.error();
     return std::optional<JobDir>(std::move(*d));
 }
@@ -139,6 +180,17 @@ Result<std::optional<JobLock>> JobDir::lock(bool wait) const {
 
 Result<std::optional<std::string>> JobDir::read_file(const std::string& name) const {
     return read_whole_file(dir_fd_->get(), name, path_ + "/" + name);
+}
+
+bool JobDir::has_user_dir() const { return has_file(kUserLeaf); }
+
+std::string JobDir::space_note() const {
+    unsigned mib = user_dir_mib_;
+    struct statvfs fs;
+    if (mib == 0 && statvfs(user_dir().c_str(), &fs) == 0)
+        mib = static_cast<unsigned>(fs.f_blocks * fs.f_frsize / (1024 * 1024));
+    return "job " + job_id_ + "'s directory " + user_dir() +
+           (mib ? " (" + std::to_string(mib) + " MiB)" : std::string()) + " is full";
 }
 
 bool JobDir::has_file(const std::string& name) const {
@@ -165,28 +217,39 @@ Status JobDir::write_file(const std::string& name, const std::string& content) c
 Status JobDir::remove() const {
     std::string errors;
     auto note = [&errors](const std::string& e) { errors += (errors.empty() ? "" : "; ") + e; };
-    struct stat st;
+    struct stat st, dir_st;
     if (fstatat(dir_fd_->get(), kUserLeaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        // Emptied by its owner: whatever links it holds can only reach what that user may. A
-        // user process still writing there can refill it between the emptying and the rmdir:
-        // a few tries, then the directory stays for the next cleanup.
         const std::string leaf = user_dir();
-        bool gone = false;
-        for (int attempt = 0; attempt < 3 && !gone; ++attempt) {
-            auto rc = run_as(user_, [&leaf] {
-                std::error_code ec;
-                for (const auto& e : std::filesystem::directory_iterator(leaf, ec))
-                    std::filesystem::remove_all(e.path(), ec);
-                return ec ? 1 : 0;
-            });
-            if (!rc) {
-                note(rc.error().message);
-                break;
+        if (fstat(dir_fd_->get(), &dir_st) == 0 && st.st_dev != dir_st.st_dev) {
+            // Root's tmpfs: unmounted by its mount point in root's directory, whatever the user
+            // left in it; lazily, as a process of the user's may still hold it open.
+            const std::string at = fd_path(dir_fd_->get()) + "/" + kUserLeaf;
+            if (umount2(at.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW) != 0)
+                return Error{leaf + ": umount: " + errno_text()};
+        } else {
+            // Emptied by its owner: whatever links it holds can only reach what that user may. A
+            // user process still writing there can refill it between the emptying and the rmdir:
+            // a few tries, then the directory stays for the next cleanup.
+            for (int attempt = 0; attempt < 3; ++attempt) {
+                auto rc = run_as(user_, [&leaf] {
+                    std::error_code ec;
+                    std::filesystem::permissions(leaf, std::filesystem::perms::owner_all,
+                                                 std::filesystem::perm_options::add, ec);
+                    for (const auto& e : std::filesystem::directory_iterator(leaf, ec))
+                        std::filesystem::remove_all(e.path(), ec);
+                    return ec ? 1 : 0;
+                });
+                if (!rc) {
+                    note(rc.error().message);
+                    break;
+                }
+                if (unlinkat(dir_fd_->get(), kUserLeaf, AT_REMOVEDIR) == 0) break;
             }
-            gone = unlinkat(dir_fd_->get(), kUserLeaf, AT_REMOVEDIR) == 0;
         }
         // Root's files (the `ended` mark among them) stay with it, for that cleanup.
-        if (!gone) return Error{leaf + ": rmdir: " + errno_text()};
+        if (fstatat(dir_fd_->get(), kUserLeaf, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            unlinkat(dir_fd_->get(), kUserLeaf, AT_REMOVEDIR) != 0)
+            return Error{leaf + ": rmdir: " + errno_text()};
     }
     for (const auto& n : file_names())
         if (unlinkat(dir_fd_->get(), n.c_str(), 0) != 0) note(path_ + "/" + n + ": " + errno_text());

@@ -28,6 +28,10 @@ using Clock = std::chrono::steady_clock;
 // the real daemon leaves the sockets even after quit.
 const char* const kPipeFiles[] = {"control", "control_lock", "control_privileged", "log"};
 
+// A child's exit code for ENOSPC, so the error can say which directory is full.
+constexpr int kNoSpace = 28;
+constexpr const char* kNoSpaceText = "no space left on device";
+
 bool same_user(const Credentials& who) { return geteuid() == who.uid && getegid() == who.gid; }
 
 // Runs `work` as the config's user: inline when that is us, else in a child that became them.
@@ -40,14 +44,30 @@ Status as_user(const MpsConfig& c, const std::string& what, const std::function<
         if (!r) return Error{what + ": " + r.error().message};
         rc = *r;
     }
+    if (rc == kNoSpace) return Error{what + ": " + kNoSpaceText};
     if (rc != 0) return Error{what + " failed (as uid " + std::to_string(c.user.uid) + ")"};
     return ok_status();
 }
 
+std::string cgroup_of(const MpsConfig& c, const std::string& instance) {
+    return c.cgroups ? mps_cgroup_name(c.cgroup_scope, instance) : std::string();
+}
+
+// Root's commands run in the daemon's own cgroup: a client the user could ptrace between
+// its exec and its exit must not be a way around the job's device rules either.
 Result<SpawnResult> control_command(const MpsConfig& c, const MpsInstance& inst,
                                     const std::string& command, std::chrono::milliseconds timeout) {
-    return run_with_input({c.control}, daemon_env(c, inst), command + "\n", timeout,
-                          same_user(c.user) ? nullptr : &c.user);
+    ChildPlace place;
+    if (!same_user(c.user)) place.as = &c.user;
+    if (c.cgroups) place.cgroup_procs = c.cgroups->procs_file(cgroup_of(c, inst.name));
+    return run_with_input({c.control}, daemon_env(c, inst), command + "\n", timeout, place);
+}
+
+// Ends a housed daemon's cgroup (everything in it); "" when done or not housed.
+std::string end_cgroup(const MpsConfig& c, const std::string& instance) {
+    if (!c.cgroups) return "";
+    auto r = c.cgroups->end(cgroup_of(c, instance), std::chrono::seconds(2));
+    return r ? "" : r.error().message;
 }
 
 // The instance's pipe and log directories, made (0700) by the user, with a crashed daemon's
@@ -55,15 +75,19 @@ Result<SpawnResult> control_command(const MpsConfig& c, const MpsInstance& inst,
 // for a live one by its clients.
 Status prepare_instance(const MpsConfig& c, const MpsInstance& inst) {
     const std::string pipe = mps_pipe_dir(c, inst.name), log = mps_log_dir(c, inst.name);
-    return as_user(c, "MPS directories " + c.dir + "/" + inst.name, [&] {
+    auto made = as_user(c, "MPS directories " + c.dir + "/" + inst.name, [&] {
         std::error_code ec;
         for (const auto& d : {pipe, log}) {
             fs::create_directories(d, ec);
-            if (ec || chmod(d.c_str(), 0700) != 0) return 1;
+            if (ec) return ec.value() == ENOSPC || ec.value() == EDQUOT ? kNoSpace : 1;
+            if (chmod(d.c_str(), 0700) != 0) return 1;
         }
         for (const char* f : kPipeFiles) unlink((pipe + "/" + f).c_str());
         return 0;
     });
+    if (!made && made.error().message.find(kNoSpaceText) != std::string::npos && !c.space_note.empty())
+        return Error{made.error().message + ": " + c.space_note};
+    return made;
 }
 
 Result<std::vector<MpsDaemonRecord>> load_records(const MpsConfig& c) {
@@ -144,12 +168,23 @@ Result<MpsInstance> mps_instance_of(const Node& node, const AllottedPartition& p
 Result<std::vector<MpsInstance>> mps_instances(const Node& node,
                                                const std::vector<AllottedPartition>& parts) {
     std::vector<MpsInstance> out;
+    std::vector<std::vector<const Partition*>> members;
     for (const auto& p : parts) {
         auto inst = mps_instance_of(node, p);
         if (!inst) return inst.error();
-        bool seen = false;
-        for (const auto& o : out) seen = seen || o.name == inst->name;
-        if (!seen) out.push_back(*inst);
+        std::size_t i = 0;
+        while (i < out.size() && out[i].name != inst->name) ++i;
+        if (i == out.size()) {
+            out.push_back(*inst);
+            members.emplace_back();
+        }
+        members[i].push_back(&node.gpus[p.gpu].partitions[p.partition]);
+    }
+    const auto managed = cgroup::node_managed_rules(node);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        out[i].rules.policy = cgroup::DevicePolicy::DenyManaged;
+        for (const auto& r : cgroup::partition_rules(members[i])) out[i].rules.add_allow(r);
+        out[i].rules.managed = managed;
     }
     return out;
 }
@@ -212,20 +247,26 @@ Result<MpsStartReport> start_daemons(const MpsConfig& c, const std::vector<MpsIn
     std::vector<MpsDaemonRecord> kept, fresh;
     for (const auto& r : *records)
         if (runs_as_recorded(c, r)) kept.push_back(r);
-    auto undo = [&](const Error& e) -> Result<MpsStartReport> {
-        for (const auto& r : fresh) signal_if_same(r.process, SIGKILL);
-        (void)c.records.write(format_records(kept));
-        return e;
-    };
     std::vector<MpsInstance> missing;
     for (const auto& inst : instances)
         if (!find_record(kept, inst.name)) missing.push_back(inst);
+    auto undo = [&](const Error& e) -> Result<MpsStartReport> {
+        for (const auto& r : fresh) signal_if_same(r.process, SIGKILL);
+        for (const auto& inst : missing) (void)end_cgroup(c, inst.name);
+        (void)c.records.write(format_records(kept));
+        return e;
+    };
     // All at once: seven instances should cost about what one does.
     std::vector<std::optional<MpsDaemonRecord>> spawned(missing.size());
     auto started = for_each_parallel(missing, [&](const MpsInstance& inst) -> Status {
         if (auto s = prepare_instance(c, inst); !s) return s;
         DaemonSpec spec{{c.control, "-f"}, daemon_env(c, inst), c.user,
-                        mps_log_dir(c, inst.name) + "/control.log", c.dir + "/" + inst.name};
+                        mps_log_dir(c, inst.name) + "/control.log", c.dir + "/" + inst.name, ""};
+        if (c.cgroups) {
+            if (auto s = c.cgroups->make(cgroup_of(c, inst.name), inst.rules); !s)
+                return Error{"MPS control daemon for " + inst.uuid + ": " + s.error().message};
+            spec.cgroup_procs = c.cgroups->procs_file(cgroup_of(c, inst.name));
+        }
         auto id = spawn_daemon(spec);
         if (!id) return Error{"MPS control daemon for " + inst.uuid + ": " + id.error().message};
         spawned[static_cast<std::size_t>(&inst - missing.data())] = MpsDaemonRecord{inst.name, inst.uuid, *id};
@@ -330,12 +371,21 @@ MpsStopReport stop_daemons(const MpsConfig& c) {
     const auto deadline = Clock::now() + c.timeout;
     for (const auto& r : live) {
         if (exits_by(r.process, deadline)) continue;
-        if (signal_if_same(r.process, SIGKILL))
+        // Root's: ending the cgroup below kills it with whatever it forked.
+        if (!c.cgroups && signal_if_same(r.process, SIGKILL))
             report.notes.push_back("MPS control daemon " + std::to_string(r.process.pid) + " for " +
                                    r.uuid + " ignored quit; killed");
-        if (!exits_by(r.process, Clock::now() + std::chrono::seconds(2)))
+        if (!c.cgroups && !exits_by(r.process, Clock::now() + std::chrono::seconds(2)))
             report.survivors.push_back("MPS control daemon " + std::to_string(r.process.pid) +
                                        " for " + r.uuid + " survived SIGKILL");
+    }
+    for (const auto& r : *records) {
+        if (!c.cgroups) break;
+        const std::string name = cgroup_of(c, r.instance);
+        if (auto n = c.cgroups->end(name, std::chrono::seconds(2)); n)
+            report.ended.push_back(describe_ended(name, *n));
+        else
+            report.survivors.push_back(n.error().message);
     }
     std::vector<std::string> instances;
     for (const auto& r : *records) instances.push_back(r.instance);

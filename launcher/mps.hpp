@@ -19,9 +19,11 @@
 #include <string>
 #include <vector>
 
+#include "cgroup/device_rule.hpp"
 #include "launcher/allotment.hpp"
 #include "launcher/credentials.hpp"
 #include "launcher/env_map.hpp"
+#include "launcher/mps_cgroups.hpp"
 #include "launcher/process_identity.hpp"
 #include "libxpart/node.hpp"
 #include "libxpart/result.hpp"
@@ -29,13 +31,19 @@
 namespace xpart::launch {
 
 struct MpsInstance {
+    MpsInstance() = default;
+    MpsInstance(std::string n, std::string u) : name(std::move(n)), uuid(std::move(u)) {}
     std::string name;  // "gpu<minor>-gi<gi>" (MIG) or "gpu<minor>" (whole GPU)
     std::string uuid;  // MIG-<uuid> of the instance's (first) MIG device, or GPU-<uuid>
+    // What its daemon may open when root houses it: mps_instances sets the allotted partitions
+    // of this instance, every other partition of the node denied. An instance made by hand
+    // (tests) governs no device.
+    cgroup::DeviceRuleSet rules{cgroup::DevicePolicy::DenyManaged, {}, {}};
 };
 
-// The instance a partition belongs to. Error for AMD partitions (MPS is NVIDIA only).
+// The instance a partition belongs to (no rules). Error for AMD partitions (MPS is NVIDIA only).
 Result<MpsInstance> mps_instance_of(const Node& node, const AllottedPartition& part);
-// Distinct instances of these partitions, in first-seen order.
+// Distinct instances of these partitions, in first-seen order, each with its rules.
 Result<std::vector<MpsInstance>> mps_instances(const Node& node,
                                                const std::vector<AllottedPartition>& parts);
 
@@ -64,6 +72,13 @@ struct MpsConfig {
     Credentials user;          // daemons, and every command inside `dir`, run as this user
     std::chrono::milliseconds timeout{10000};  // readiness / quit deadline per step
     EnvMap extra_env;          // added to the daemons' minimal environment (tests only)
+    // Root's daemons: each daemon, its servers and root's control commands for it run in the
+    // cgroup mps_cgroup_name(cgroup_scope, instance) (mps_cgroups.hpp), and stopping ends that
+    // cgroup. Unset for the daemons a user's ranks start: they stay in the rank's own cgroup.
+    std::optional<MpsCgroups> cgroups;
+    std::string cgroup_scope;
+    // Added to an out-of-space error in `dir` (which job's directory is full, and its limit).
+    std::string space_note;
 };
 
 std::string mps_pipe_dir(const MpsConfig& c, const std::string& instance);
@@ -98,6 +113,7 @@ Result<std::vector<MpsDaemonState>> daemon_states(const MpsConfig& c, bool probe
 std::optional<ProcessIdentity> live_daemon(const MpsConfig& c, const std::string& instance);
 
 struct MpsStopReport {
+    std::vector<std::string> ended;    // root's: each daemon cgroup ended, describe_ended()
     std::vector<std::string> notes;    // quit refused, SIGKILL needed, files left: logged, not fatal
     std::vector<std::string> survivors;  // a recorded daemon still running after SIGKILL
 };

@@ -8,10 +8,13 @@
 //   <job dir>/user/step_<s>/   daemons ranks started themselves (xpart launch --mps)
 //   <job dir>/mps.step_<s>     root's: daemons slurmstepd started for a step (--xpart-mps),
 //   <job dir>/user/mps_step_<s>/<inst>/   with their pipe and log directories here
-// Root signals only processes recorded in its own file and still the same (pid, start time,
-// uid); the ranks' daemons, recorded in the user's place, are stopped by a child that became
-// the user. A user can therefore make root act on nothing but the user's own files and
-// processes, and nothing a user does makes the Epilog fail (which would drain the node).
+// Every daemon root starts runs in a cgroup root made for it (mps_cgroups.hpp), confined to
+// its GPU instance's partitions; stopping root's daemons is ending those cgroups, which needs
+// nothing from the job directory, so nothing a user does there keeps the Epilog from it. The
+// ranks' own daemons, recorded in the user's place, are stopped by a child that became the
+// user (and live in the ranks' cgroups, which Slurm ends with the step). Root never reads a
+// place outside the run directory (no /tmp): a user can make root act on nothing but what
+// root made.
 #pragma once
 
 #include <chrono>
@@ -30,6 +33,7 @@ struct MpsJobOptions {
     std::string run_dir = "/run/xpart";               // --run-dir / XPART_RUN_DIR
     std::string control = "nvidia-cuda-mps-control";  // --mps-control / XPART_MPS_CONTROL
     std::chrono::milliseconds timeout{10000};
+    unsigned job_dir_mib = 64;  // --job-dir-size: the size of each job's user/ (a tmpfs)
     EnvMap extra_env;  // tests only
 };
 
@@ -46,14 +50,16 @@ Result<MpsStartReport> start_job_daemons(const MpsJobOptions& o, const std::stri
 
 struct MpsJobStopReport {
     bool had_job_dir = false;
+    std::vector<std::string> ended;      // root's daemon cgroups ended: describe_ended()
     std::vector<std::string> notes;      // logged; the user may have caused them
-    std::vector<std::string> survivors;  // root's own daemons that outlived SIGKILL
+    std::vector<std::string> survivors;  // what root could not end (a cgroup with a process left)
 };
-// Epilog: under the job's lock, marks it ended, stops root's daemons, then (as the user) the
-// ranks' own, and removes the job directory. `user`: SLURM_JOB_UID/GID, for the daemons ranks
-// kept in /tmp when the site has no Prolog hook; nullptr: skip those.
-MpsJobStopReport stop_job_daemons(const MpsJobOptions& o, const std::string& job_id,
-                                  const Credentials* user);
+// Epilog: ends every daemon cgroup root made for the job (whatever state the job directory is
+// in), then under the job's lock marks it ended, stops (as the user) the ranks' own daemons,
+// and removes the job directory.
+MpsJobStopReport stop_job_daemons(const MpsJobOptions& o, const std::string& job_id);
+// One line: "ended <cgroups>; could not end: <what>" (the Epilog's log line).
+std::string describe_stop(const MpsJobStopReport& r);
 
 // --xpart-mps, slurmstepd before the step's tasks fork: the Prolog's daemons when it started
 // them (an error when its start failed), else the step's own, started as the user and
@@ -71,7 +77,8 @@ MpsJobStopReport stop_step_daemons(const MpsJobOptions& o, const std::string& jo
 // `ended`, lock free). A directory of a job that may still run is never touched.
 std::vector<std::string> cleanup_ended_jobs(const MpsJobOptions& o);
 
-// Where ranks without a Prolog-made job directory keep theirs: /tmp/xpart-mps-<uid>.
+// Where ranks without a Prolog-made job directory keep theirs: /tmp/xpart-mps-<uid>. The
+// user's own: root never reads it.
 std::string user_runtime_base(uid_t uid);
 // Creates `dir` (0700, the caller's) or accepts an existing one only if it is a real
 // directory (not a link) of the caller's, closed to others: /tmp paths can be pre-planted.

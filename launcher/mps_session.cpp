@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "libxpart/text.hpp"
 
@@ -19,7 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // Holds the step directory's flock. The last rank out removes the directory while another
-// may wait on the lock; a holder whose inode is no longer the path's retries on the new one.
+// may be between making it and opening the lock, or waiting on the lock: the first retries
+// (ENOENT), a holder whose inode is no longer the path's retries on the new one.
 class StepLock {
 public:
     static Result<StepLock> acquire(const std::string& dir) {
@@ -27,6 +27,8 @@ public:
         for (int attempt = 0; attempt < 100; ++attempt) {
             if (auto s = make_private_dir(dir); !s) return s.error();
             int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+            // The last rank out removed the directory between our mkdir and open: again.
+            if (fd < 0 && errno == ENOENT) continue;
             if (fd < 0) return Error{path + ": " + std::strerror(errno)};
             if (flock(fd, LOCK_EX) != 0) {
                 int err = errno;
@@ -91,6 +93,7 @@ Result<MpsConfig> rank_mps_config(const MpsJobOptions& o, const std::string& job
                          ", not to this rank's uid " + std::to_string(c.user.uid)};
         std::string step = step_key.substr(step_key.rfind('.') == std::string::npos ? 0 : step_key.rfind('.') + 1);
         c.dir = job->user_dir() + "/step_" + step;
+        c.space_note = job->space_note();
     } else {
         // No Prolog hook on this node: the user's own directory in /tmp. Another user can
         // create that name first; then this fails closed and says what fixes it for good.
@@ -120,6 +123,16 @@ std::vector<pid_t> prune_members(const std::string& step_dir) {
 
 Result<MpsSession> MpsSession::join(const MpsConfig& config, bool managed,
                                     const std::vector<MpsInstance>& instances) {
+    auto s = join_step(config, managed, instances);
+    // ENOSPC from anywhere below the job's directory: say which job's directory is full.
+    if (!s && !config.space_note.empty() &&
+        s.error().message.find(std::strerror(ENOSPC)) != std::string::npos)
+        return Error{s.error().message + " (" + config.space_note + ")"};
+    return s;
+}
+
+Result<MpsSession> MpsSession::join_step(const MpsConfig& config, bool managed,
+                                         const std::vector<MpsInstance>& instances) {
     MpsSession s;
     s.config_ = config;
     s.pid_ = getpid();
@@ -138,7 +151,14 @@ Result<MpsSession> MpsSession::join(const MpsConfig& config, bool managed,
         }
         s.warnings_ = started->warnings;
         if (auto st = make_private_dir(config.dir + "/members"); !st) return st.error();
-        std::ofstream(config.dir + "/members/" + std::to_string(s.pid_));
+        const std::string member = config.dir + "/members/" + std::to_string(s.pid_);
+        int fd = open(member.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            Error e{member + ": " + std::strerror(errno)};
+            if (prune_members(config.dir).empty()) (void)stop_daemons(config);
+            return e;
+        }
+        close(fd);
     }
     s.joined_ = true;
     // The Prolog returned only once its daemons answered: that they still run is enough (and

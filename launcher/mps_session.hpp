@@ -38,6 +38,8 @@ public:
     const std::vector<std::string>& warnings() const { return warnings_; }
 
 private:
+    static Result<MpsSession> join_step(const MpsConfig& config, bool managed,
+                                        const std::vector<MpsInstance>& instances);
     MpsConfig config_;
     bool managed_ = false;
     bool joined_ = false;

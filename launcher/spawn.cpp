@@ -65,8 +65,19 @@ void reset_signals() {
     _exit(127);
 }
 
-// fork+exec for a child that must become another user first (posix_spawn cannot setuid).
-Result<pid_t> spawn_as(Argv& a, int in_fd, int out_fd, const Credentials& as) {
+// In a child that is still root: moves itself into the cgroup (its errno, or 0).
+int join_cgroup(const std::string& procs) {
+    if (procs.empty()) return 0;
+    int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return errno;
+    int err = write(fd, "0", 1) == 1 ? 0 : errno;
+    close(fd);
+    return err;
+}
+
+// fork+exec for a child that must join a cgroup or become another user first (posix_spawn
+// can do neither).
+Result<pid_t> spawn_placed(Argv& a, int in_fd, int out_fd, const ChildPlace& place) {
     int status_pipe[2];
     if (pipe2(status_pipe, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + std::strerror(errno)};
     pid_t pid = fork();
@@ -81,8 +92,9 @@ Result<pid_t> spawn_as(Argv& a, int in_fd, int out_fd, const Credentials& as) {
         dup2(in_fd >= 0 ? in_fd : devnull, 0);
         dup2(out_fd >= 0 ? out_fd : devnull, 1);
         dup2(out_fd >= 0 ? out_fd : devnull, 2);
-        if (!become(as)) {
-            int err = EPERM;
+        int err = join_cgroup(place.cgroup_procs);
+        if (err == 0 && place.as && !become(*place.as)) err = EPERM;
+        if (err != 0) {
             ssize_t w = write(status_pipe[1], &err, sizeof err);
             (void)w;
             _exit(126);
@@ -97,17 +109,19 @@ Result<pid_t> spawn_as(Argv& a, int in_fd, int out_fd, const Credentials& as) {
     close(status_pipe[0]);
     if (n == static_cast<ssize_t>(sizeof err)) {
         waitpid(pid, nullptr, 0);
-        return Error{a.args[0] + ": cannot run as uid " + std::to_string(as.uid) + ": " +
+        return Error{a.args[0] + ": cannot run" +
+                     (place.as ? " as uid " + std::to_string(place.as->uid) : std::string()) +
+                     (place.cgroup_procs.empty() ? "" : " in " + place.cgroup_procs) + ": " +
                      std::strerror(err)};
     }
     return pid;
 }
 
 Result<pid_t> spawn(const std::vector<std::string>& argv, const EnvMap& env, int in_fd,
-                    int out_fd, const Credentials* as = nullptr) {
+                    int out_fd, const ChildPlace& place = {}) {
     if (argv.empty()) return Error{"spawn: empty command"};
     Argv a(argv, env);
-    if (as) return spawn_as(a, in_fd, out_fd, *as);
+    if (place.as || !place.cgroup_procs.empty()) return spawn_placed(a, in_fd, out_fd, place);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     if (in_fd >= 0)
@@ -163,11 +177,11 @@ Result<int> wait_child(pid_t pid, std::chrono::steady_clock::time_point deadline
 
 Result<SpawnResult> run_with_input(const std::vector<std::string>& argv, const EnvMap& env,
                                    const std::string& input, std::chrono::milliseconds timeout,
-                                   const Credentials* as) {
+                                   const ChildPlace& place) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     int in[2], out[2];
     if (auto s = two_pipes(in, out); !s) return s.error();
-    auto pid = spawn(argv, env, in[0], out[1], as);
+    auto pid = spawn(argv, env, in[0], out[1], place);
     close(in[0]);
     close(out[1]);
     if (!pid) {
@@ -239,8 +253,9 @@ Result<ProcessIdentity> spawn_daemon(const DaemonSpec& spec) {
         close(report[0]);
         close(go[1]);
         setsid();
-        pid_t daemon = -1;
-        if (become(spec.as)) daemon = fork();
+        // Root's cgroup first, while still root: the daemon is forked inside it.
+        pid_t daemon = join_cgroup(spec.cgroup_procs) == 0 ? -1 : -2;
+        if (daemon == -1 && become(spec.as)) daemon = fork();
         if (daemon == 0) {
             char ok = 0;
             if (read(go[0], &ok, 1) != 1 || ok != 'g') _exit(1);
@@ -273,7 +288,8 @@ Result<ProcessIdentity> spawn_daemon(const DaemonSpec& spec) {
     };
     pid_t daemon = -1;
     if (read(report[0], &daemon, sizeof daemon) != static_cast<ssize_t>(sizeof daemon) || daemon <= 0)
-        return fail("could not become that user or fork");
+        return fail(daemon == -2 ? "could not join " + spec.cgroup_procs
+                                 : std::string("could not become that user or fork"));
     auto id = identify(daemon);  // it waits on `go`: alive, and ours
     if (!id) {
         kill(daemon, SIGKILL);

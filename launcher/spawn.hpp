@@ -27,11 +27,18 @@ Result<pid_t> spawn_detached(const std::vector<std::string>& argv, const EnvMap&
 Result<int> wait_child(pid_t pid, std::chrono::steady_clock::time_point deadline,
                        const std::string& what);
 
+// Where a child runs and as whom: it joins the cgroup first (writes "0" to `cgroup_procs`,
+// while still root), then becomes `as`. Empty/null: stays where the caller is, as the caller.
+struct ChildPlace {
+    const Credentials* as = nullptr;
+    std::string cgroup_procs;
+};
+
 // Runs argv with `input` on stdin; Error when it cannot start or runs past `timeout` (then it
-// is killed). With `as`, the child becomes that user before it execs.
+// is killed).
 Result<SpawnResult> run_with_input(const std::vector<std::string>& argv, const EnvMap& env,
                                    const std::string& input, std::chrono::milliseconds timeout,
-                                   const Credentials* as = nullptr);
+                                   const ChildPlace& place = {});
 
 struct DaemonSpec {
     std::vector<std::string> argv;  // argv[0] searched in PATH
@@ -39,6 +46,7 @@ struct DaemonSpec {
     Credentials as;                 // the daemon runs as this user (and in its own session)
     std::string output;             // stdout+stderr appended here, opened as `as` (no symlink)
     std::string cwd;                // opened as `as` too
+    std::string cgroup_procs;       // joined before becoming `as` (root's cgroup); "" : none
 };
 // Starts a daemon that outlives the caller (double fork, new session). Its identity is taken
 // while it waits, before exec, for the caller's go-ahead: the pid cannot be a reused one.

@@ -76,8 +76,12 @@ Result<StepOptions> parse_site_args(const std::vector<std::string>& args) {
             if (value.empty() || *end || !std::isfinite(seconds) || seconds < 0.01 || seconds > 3600)
                 return fail("expected seconds between 0.01 and 3600");
             o.mps_timeout = std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+        } else if (key == "job_dir_size") {
+            auto mib = parse_u64(value);
+            if (!mib || *mib < 1 || *mib > 65536) return fail("expected MiB between 1 and 65536");
+            o.job_dir_mib = static_cast<unsigned>(*mib);
         } else {
-            return fail("unknown key (bind, confine, mps, nic, run_dir, mps_control, mps_timeout)");
+            return fail("unknown key (bind, confine, mps, nic, run_dir, mps_control, mps_timeout, job_dir_size)");
         }
         if (!s) return fail(s.error().message);
     }

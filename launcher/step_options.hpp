@@ -31,6 +31,7 @@ struct StepOptions {
     std::string run_dir = "/run/xpart";
     std::string mps_control = "nvidia-cuda-mps-control";
     std::chrono::milliseconds mps_timeout{10000};
+    unsigned job_dir_mib = 64;  // each job's user/ tmpfs (job_dir.hpp)
 
     // Confinement, MPS and a NIC need a per-task choice: each alone binds one partition per
     // task (a task's NIC is its partition's GPU's).
@@ -44,7 +45,7 @@ struct StepOptions {
 };
 
 // plugstack.conf arguments ("bind=rank", "confine=yes", "mps=no", "nic=closest", "run_dir=/run/xpart",
-// "mps_control=PATH", "mps_timeout=SECONDS"). Error: "plugstack.conf: argument '<arg>':
+// "mps_control=PATH", "mps_timeout=SECONDS", "job_dir_size=MIB"). Error: "plugstack.conf: argument '<arg>':
 // <why>" (the plugin prefixes "xpart: ").
 Result<StepOptions> parse_site_args(const std::vector<std::string>& args);
 

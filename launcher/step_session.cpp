@@ -14,6 +14,7 @@ MpsJobOptions job_options(const StepOptions& o) {
     j.run_dir = o.run_dir;
     j.control = o.mps_control;
     j.timeout = o.mps_timeout;
+    j.job_dir_mib = o.job_dir_mib;
     return j;
 }
 

@@ -1,7 +1,11 @@
 #include "launcher/task_confine.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <regex>
 
 #include "cgroup/device_cgroup.hpp"
@@ -20,6 +24,24 @@ bool is_task_cgroup(const std::string& dir) {
     return std::regex_match(dir, task);
 }
 
+// Slurm's v1 cgroup plugin makes the step's and the task's directories the job user's
+// (common_cgroup_instantiate chowns them), so a task could mkdir a sibling of its own cgroup
+// in the step directory (it inherits the step's wider rules) and move itself there. Root takes
+// both directories back before the task runs: then the user can make no cgroup below the
+// step; joining an existing one still needs its root-owned cgroup.procs. Slurm works on them
+// as root and removes them as before.
+Status take_back(const std::string& dir) {
+    int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return Error{"cgroup " + dir + ": " + std::strerror(errno)};
+    struct stat st;
+    int rc = fstat(fd, &st);
+    if (rc == 0 && st.st_uid != 0) rc = fchown(fd, 0, 0);
+    int err = errno;
+    close(fd);
+    if (rc != 0) return Error{"cgroup " + dir + ": cannot make it root's: " + std::strerror(err)};
+    return ok_status();
+}
+
 }  // namespace
 
 Result<std::string> confine_task(const Node& node, const Partition& mine, pid_t task, unsigned local_id) {
@@ -36,7 +58,10 @@ Result<std::string> confine_task(const Node& node, const Partition& mine, pid_t 
     // Slurm's own v1 task cgroup: narrowed in place (Slurm removes it with the step), which
     // costs no cgroup of ours to make, enter and remove per task.
     if (h == cgroup::Hierarchy::V1 && is_task_cgroup(layout->own(h))) {
-        if (auto s = cgroup::narrow_in_place(layout->own(h), rank_rule_set(node, mine)); !s)
+        const std::string task_dir = layout->own(h);
+        for (const auto& dir : {task_dir.substr(0, task_dir.rfind('/')), task_dir})
+            if (auto s = take_back(dir); !s) return Error{who + s.error().message};
+        if (auto s = cgroup::narrow_in_place(task_dir, rank_rule_set(node, mine)); !s)
             return Error{who + s.error().message};
         return std::string();
     }

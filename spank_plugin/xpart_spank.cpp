@@ -233,17 +233,18 @@ XPART_EXPORT int slurm_spank_job_epilog(spank_t sp, int ac, char** av) {
             return -1;
         }
         uint32_t job = 0;
-        uid_t uid = 0;
-        gid_t gid = 0;
-        if (!item(sp, S_JOB_ID, job) || !item(sp, S_JOB_UID, uid) || !item(sp, S_JOB_GID, gid)) return 0;
+        if (!item(sp, S_JOB_ID, job)) return 0;
         MpsJobOptions o;
         o.run_dir = site->run_dir;
         o.control = site->mps_control;
         o.timeout = site->mps_timeout;
-        const Credentials user{uid, gid};
-        auto r = stop_job_daemons(o, std::to_string(job), &user);
+        auto r = stop_job_daemons(o, std::to_string(job));
         for (const auto& n : r.notes) slurm_info("xpart: job %u epilog: %s", job, n.c_str());
-        for (const auto& s : r.survivors) slurm_error("xpart: job %u epilog: MPS daemon survived SIGKILL: %s", job, s.c_str());
+        if (!r.ended.empty()) slurm_info("xpart: job %u epilog: %s", job, describe_stop(r).c_str());
+        // A failure drains the node (Slurm's "Epilog error"): a daemon root cannot end must
+        // not meet the next job.
+        if (!r.survivors.empty())
+            slurm_error("xpart: job %u epilog: %s", job, describe_stop(r).c_str());
         return r.survivors.empty() ? 0 : -1;
     });
 }

@@ -16,6 +16,6 @@ set -u
 XPART=${XPART:-$(command -v xpart || echo /usr/local/bin/xpart)}
 
 status=0
-"$XPART" mps stop --job-id "$SLURM_JOB_ID" --uid "$SLURM_JOB_UID" || status=1
+"$XPART" mps stop --job-id "$SLURM_JOB_ID" || status=1
 "$XPART" mps cleanup >/dev/null
 exit $status

@@ -2,12 +2,15 @@
 // directory: the fake nvidia-cuda-mps-control always, and NVIDIA's real one (Debian non-free,
 // unpacked by scripts/nvidia-nonfree into $XPART_NVIDIA_NONFREE) where it is there; it runs
 // without a GPU, but then its servers exit at once, which the tests expect of it.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -327,7 +330,7 @@ protected:
         options_.timeout = std::chrono::milliseconds(5000);
     }
     void TearDown() override {
-        (void)stop_job_daemons(options_, "7", nullptr);
+        for (const auto& id : job_ids_in(options_.run_dir)) (void)stop_job_daemons(options_, id);
         TempDirTest::TearDown();
     }
     MpsJobOptions options_;
@@ -389,7 +392,7 @@ TEST_F(MpsJobTest, PrologDaemonsAreOnlyJoinedAndTheEpilogStopsThem) {
     ASSERT_TRUE(s.ok()) << s.error().message;
     ASSERT_TRUE(s->leave().ok());
     EXPECT_TRUE(still_running(*daemon)) << "a rank must not stop the Prolog's daemon";
-    auto stopped = stop_job_daemons(options_, "7", nullptr);
+    auto stopped = stop_job_daemons(options_, "7");
     EXPECT_TRUE(stopped.had_job_dir);
     EXPECT_TRUE(stopped.survivors.empty());
     EXPECT_TRUE(gone_soon(*daemon));
@@ -451,15 +454,247 @@ TEST_F(MpsJobTest, JobDirectoriesRefuseLinksOpenModesAndBadIds) {
     ASSERT_FALSE(open_mode.ok());
     EXPECT_NE(open_mode.error().message.find("is writable by others"), std::string::npos);
     ASSERT_EQ(chmod((options_.run_dir + "/job_7").c_str(), 0755), 0);
-    // A user leaf opened to others.
-    ASSERT_EQ(chmod((options_.run_dir + "/job_7/user").c_str(), 0755), 0);
-    EXPECT_FALSE(JobDir::open(options_.run_dir, "7").ok());
+    // A user leaf its user opened to others: a step's start refuses it (the mode in octal), the
+    // Epilog's open goes on (nothing the user does to user/ keeps root from ending the job).
+    ASSERT_EQ(chmod((options_.run_dir + "/job_7/user").c_str(), 0711), 0);
+    auto step = prepare_job(options_, "7", me);
+    ASSERT_FALSE(step.ok());
+    EXPECT_NE(step.error().message.find("user: mode 0711 is open to others; expected 0700"), std::string::npos)
+        << step.error().message;
+    EXPECT_TRUE(JobDir::open(options_.run_dir, "7").ok());
     ASSERT_EQ(chmod((options_.run_dir + "/job_7/user").c_str(), 0700), 0);
     for (const char* bad : {"", "../7", "7/..", "a b", ".."}) {
         auto r = JobDir::open(options_.run_dir, bad);
         ASSERT_FALSE(r.ok()) << bad;
         EXPECT_NE(r.error().message.find("is not valid"), std::string::npos) << r.error().message;
     }
+}
+
+// --- What root starts, root houses (mps_cgroups.hpp); root only: CI runs the tests as root. ---
+
+#define REQUIRE_ROOT() \
+    if (geteuid() != 0) GTEST_SKIP() << "needs root (cgroups, tmpfs mounts)"
+
+// "<dev> EPERM|ENXIO|OK" as open(2) answers it in a process that joined `procs` (root's cgroup).
+std::string open_in_cgroup(const std::string& procs, const std::string& dev) {
+    int out[2];
+    if (pipe(out) != 0) return "pipe";
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(procs.c_str(), O_WRONLY);
+        int err = fd >= 0 && write(fd, "0", 1) == 1 ? 0 : 255;
+        if (err == 0) {
+            int dfd = open(dev.c_str(), O_RDONLY | O_NONBLOCK);
+            err = dfd >= 0 ? 0 : errno;
+        }
+        if (write(out[1], &err, sizeof err) != sizeof err) _exit(1);
+        _exit(0);
+    }
+    close(out[1]);
+    int err = -1;
+    if (read(out[0], &err, sizeof err) != sizeof err) err = -1;
+    close(out[0]);
+    waitpid(pid, nullptr, 0);
+    return err == 0 ? "OK" : err == EPERM ? "EPERM" : err == ENXIO ? "ENXIO" : std::to_string(err);
+}
+
+std::string cgroup_line(pid_t pid, const std::string& controller) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.find(":" + controller + ":") != std::string::npos || (controller.empty() && line.rfind("0::", 0) == 0))
+            return line.substr(line.rfind(':') + 1);
+    return "";
+}
+
+std::vector<pid_t> procs_of(const std::string& procs) {
+    std::ifstream in(procs);
+    std::vector<pid_t> out;
+    for (pid_t p; in >> p;) out.push_back(p);
+    return out;
+}
+
+class MpsHousingTest : public MpsJobTest {
+protected:
+    void SetUp() override {
+        REQUIRE_ROOT();
+        MpsJobTest::SetUp();
+        // Two device nodes of the NVIDIA major without a driver: ENXIO where allowed.
+        for (unsigned minor : {250u, 251u}) {
+            const std::string path = base_ + "/nv" + std::to_string(minor);
+            ASSERT_EQ(mknod(path.c_str(), S_IFCHR | 0666, makedev(195, minor)), 0) << path;
+        }
+        auto cgroups = MpsCgroups::for_job(options_.run_dir, "7");
+        ASSERT_TRUE(cgroups.ok()) << cgroups.error().message;
+        cgroups_.emplace(*cgroups);
+    }
+    // An instance allowed 195:251 of the two 195:250-251 the node manages.
+    static MpsInstance instance(int gi) {
+        MpsInstance i{"gpu0-gi" + std::to_string(gi), fixtures::mig_uuid(0, gi)};
+        i.rules.managed = {cgroup::parse_device_rule("c 195:250 rw").value(), cgroup::parse_device_rule("c 195:251 rw").value()};
+        i.rules.allow = {cgroup::parse_device_rule("c 195:251 rw").value()};
+        return i;
+    }
+    std::optional<MpsCgroups> cgroups_;
+};
+
+TEST_F(MpsHousingTest, EachRootDaemonRunsInItsOwnCgroupWithItsInstancesDevicesOnly) {
+    auto started = start_job_daemons(options_, "7", current_credentials(), {instance(7), instance(8)});
+    ASSERT_TRUE(started.ok()) << started.error().message;
+    auto job = JobDir::open(options_.run_dir, "7");
+    ASSERT_TRUE(job.ok() && *job);
+    auto states = daemon_states(managed_mps_config(**job, options_), false);
+    ASSERT_TRUE(states.ok() && states->size() == 2u);
+    for (const auto& st : *states) {
+        const std::string name = mps_cgroup_name("job", st.record.instance);
+        const std::string procs = cgroups_->procs_file(name);
+        auto members = procs_of(procs);
+        // The daemon and the server it forked for the user: root's cgroup, nobody else's.
+        EXPECT_NE(std::find(members.begin(), members.end(), st.record.process.pid), members.end()) << procs;
+        EXPECT_GE(members.size(), 2u) << "the pre-started server runs in the daemon's cgroup too";
+        struct stat dir_st, procs_st;
+        ASSERT_EQ(stat(fs::path(procs).parent_path().c_str(), &dir_st), 0);
+        ASSERT_EQ(stat(procs.c_str(), &procs_st), 0);
+        EXPECT_EQ(dir_st.st_uid, 0u);
+        EXPECT_EQ(procs_st.st_uid, 0u);
+        EXPECT_EQ(procs_st.st_mode & 0022, 0u) << "only root adds processes";
+        EXPECT_NE(cgroup_line(st.record.process.pid, "devices").find("/job_7/" + name), std::string::npos);
+        // What a process of that cgroup can open: its instance's device, not the node's other.
+        EXPECT_EQ(open_in_cgroup(procs, base_ + "/nv251"), "ENXIO");
+        EXPECT_EQ(open_in_cgroup(procs, base_ + "/nv250"), "EPERM");
+    }
+    auto stopped = stop_job_daemons(options_, "7");
+    EXPECT_TRUE(stopped.survivors.empty()) << describe_stop(stopped);
+    for (const auto& st : *states) EXPECT_TRUE(gone_soon(st.record.process));
+    EXPECT_FALSE(fs::exists(cgroups_->job_dir())) << "the job's cgroups are removed";
+    EXPECT_FALSE(fs::exists(options_.run_dir + "/job_7"));
+}
+
+TEST_F(MpsHousingTest, TheEpilogEndsRootsDaemonsWhateverTheUserDidToTheJobDirectory) {
+    ASSERT_TRUE(start_job_daemons(options_, "7", current_credentials(), {instance(7)}).ok());
+    auto job = JobDir::open(options_.run_dir, "7");
+    ASSERT_TRUE(job.ok() && *job);
+    auto daemon = live_daemon(managed_mps_config(**job, options_), "gpu0-gi7");
+    ASSERT_TRUE(daemon);
+    // The records lost and the user's leaf closed (chmod 711): neither matters to the Epilog.
+    ASSERT_EQ(unlink((options_.run_dir + "/job_7/mps").c_str()), 0);
+    ASSERT_EQ(chmod((options_.run_dir + "/job_7/user").c_str(), 0711), 0);
+    auto stopped = stop_job_daemons(options_, "7");
+    EXPECT_TRUE(stopped.survivors.empty()) << describe_stop(stopped);
+    ASSERT_EQ(stopped.ended.size(), 1u) << describe_stop(stopped);
+    EXPECT_EQ(stopped.ended[0], "job.gpu0-gi7 (2 killed)") << "the daemon and its server, which quit never reached";
+    EXPECT_TRUE(gone_soon(*daemon));
+    EXPECT_FALSE(fs::exists(options_.run_dir + "/job_7"));
+    EXPECT_FALSE(fs::exists(cgroups_->job_dir()));
+}
+
+TEST_F(MpsHousingTest, ADaemonThatIgnoresQuitIsEndedWithEverythingItForked) {
+    // A control program whose daemon (-f) forks a child and ignores quit; as a client it
+    // answers at once, so the start goes through.
+    const std::string control = base_ + "/stubborn-control";
+    std::ofstream(control) << "#!/bin/sh\n"
+                              "if [ \"$1\" = -f ]; then trap '' TERM; sleep 1000 & exec sleep 1001; fi\n"
+                              "cat >/dev/null; exit 0\n";
+    ASSERT_EQ(chmod(control.c_str(), 0755), 0);
+    options_.control = control;
+    options_.timeout = std::chrono::milliseconds(300);
+    ASSERT_TRUE(start_job_daemons(options_, "7", current_credentials(), {instance(7)}).ok());
+    const std::string procs = cgroups_->procs_file(mps_cgroup_name("job", "gpu0-gi7"));
+    std::vector<ProcessIdentity> members;
+    for (pid_t p : procs_of(procs))
+        if (auto id = identify(p)) members.push_back(*id);
+    ASSERT_EQ(members.size(), 2u) << "the daemon and the child it forked";
+    auto stopped = stop_job_daemons(options_, "7");
+    EXPECT_TRUE(stopped.survivors.empty()) << describe_stop(stopped);
+    for (const auto& m : members) EXPECT_TRUE(gone_soon(m)) << m.pid;
+    EXPECT_EQ(describe_stop(stopped), "MPS daemons ended: job.gpu0-gi7 (2 killed); could not end: none");
+}
+
+TEST_F(MpsHousingTest, TheUsersLeafIsATmpfsOfItsOwnJobAndFullSaysWhichJob) {
+    options_.job_dir_mib = 1;
+    const Credentials nobody{65534, 65534};
+    ASSERT_EQ(chmod(base_.c_str(), 0755), 0);  // the user reaches its leaf
+    auto job = prepare_job(options_, "7", nobody);
+    ASSERT_TRUE(job.ok()) << job.error().message;
+    const std::string leaf = options_.run_dir + "/job_7/user";
+    struct stat leaf_st, job_st;
+    ASSERT_EQ(stat(leaf.c_str(), &leaf_st), 0);
+    ASSERT_EQ(stat((options_.run_dir + "/job_7").c_str(), &job_st), 0);
+    EXPECT_NE(leaf_st.st_dev, job_st.st_dev) << "a mount of its own";
+    EXPECT_EQ(leaf_st.st_uid, 65534u);
+    EXPECT_EQ(leaf_st.st_mode & 07777, 0700u);
+    // The user writes 2 MiB: it stops at the job's 1 MiB, and root's files still write.
+    auto written = run_as(nobody, [&leaf] {
+        int fd = open((leaf + "/fill").c_str(), O_WRONLY | O_CREAT, 0600);
+        std::string block(4096, 'x');
+        long total = 0;
+        for (int i = 0; i < 512; ++i) {
+            if (write(fd, block.data(), block.size()) != 4096) return errno == ENOSPC ? 0 : 2;
+            total += 4096;
+        }
+        return 1;  // 2 MiB went in: not bounded
+    });
+    ASSERT_TRUE(written.ok());
+    EXPECT_EQ(*written, 0) << "the user's writes were not bounded at 1 MiB";
+    // And files: the job's 4096 inodes, then no more.
+    auto files = run_as(nobody, [&leaf] {
+        for (int i = 0; i < 5000; ++i) {
+            int fd = open((leaf + "/f" + std::to_string(i)).c_str(), O_WRONLY | O_CREAT, 0600);
+            if (fd < 0) return errno == ENOSPC ? 0 : 2;
+            close(fd);
+        }
+        return 1;
+    });
+    ASSERT_TRUE(files.ok());
+    EXPECT_EQ(*files, 0) << "the user's files were not bounded";
+    EXPECT_TRUE(job->write_file("probe", "1\n").ok());
+    EXPECT_EQ(job->space_note(), "job 7's directory " + leaf + " (1 MiB) is full");
+    // The full leaf: the start fails with one line naming the job and the directory.
+    auto again = start_job_daemons(options_, "7", nobody, {instance(7)});
+    ASSERT_FALSE(again.ok());
+    EXPECT_NE(again.error().message.find("no space left on device: job 7's directory " + leaf + " (1 MiB) is full"),
+              std::string::npos)
+        << again.error().message;
+    auto stopped = stop_job_daemons(options_, "7");
+    EXPECT_TRUE(stopped.survivors.empty()) << describe_stop(stopped);
+    EXPECT_FALSE(fs::exists(options_.run_dir + "/job_7")) << "unmounted and removed";
+}
+
+// Ranks of one step arriving and leaving in any order (the soak's "step_43/lock: No such file
+// or directory"): 6 ranks, 12 rounds each of join, a moment, leave; none may fail.
+TEST_F(MpsJobTest, RanksJoinAndLeaveOneStepInAnyOrder) {
+    ASSERT_TRUE(prepare_job(options_, "7", current_credentials()).ok());
+    bool managed = true;
+    auto c = rank_mps_config(options_, "7", "7.0", managed);
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    std::vector<pid_t> ranks;
+    for (int r = 0; r < 6; ++r) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            srand(static_cast<unsigned>(getpid()));
+            for (int round = 0; round < 12; ++round) {
+                auto s = MpsSession::join(*c, false, instances(1));
+                if (!s.ok()) {
+                    fprintf(stderr, "rank %d round %d: join: %s\n", r, round, s.error().message.c_str());
+                    _exit(1);
+                }
+                usleep(static_cast<useconds_t>(rand() % 3000));
+                if (auto l = s->leave(); !l.ok()) {
+                    fprintf(stderr, "rank %d round %d: leave: %s\n", r, round, l.error().message.c_str());
+                    _exit(2);
+                }
+                usleep(static_cast<useconds_t>(rand() % 2000));
+            }
+            _exit(0);
+        }
+        ranks.push_back(pid);
+    }
+    for (pid_t pid : ranks) {
+        int st = 0;
+        ASSERT_EQ(waitpid(pid, &st, 0), pid);
+        EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "rank pid " << pid << " status " << st;
+    }
+    EXPECT_FALSE(fs::exists(c->dir)) << "the last rank out removes the step directory";
 }
 
 TEST_F(TempDirTest, PrivateDirRefusesLinksAndOpenDirectories) {

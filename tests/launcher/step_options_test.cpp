@@ -120,12 +120,16 @@ const BadSiteCase kBadSiteCases[] = {
      "plugstack.conf: argument 'mps_timeout=nan': expected seconds between 0.01 and 3600"},
     {"timeout_empty", {"mps_timeout="},
      "plugstack.conf: argument 'mps_timeout=': expected seconds between 0.01 and 3600"},
+    {"job_dir_size_zero", {"job_dir_size=0"},
+     "plugstack.conf: argument 'job_dir_size=0': expected MiB between 1 and 65536"},
+    {"job_dir_size_unit", {"job_dir_size=64m"},
+     "plugstack.conf: argument 'job_dir_size=64m': expected MiB between 1 and 65536"},
     {"unknown_key", {"binding=rank"},
      "plugstack.conf: argument 'binding=rank': unknown key (bind, confine, mps, nic, run_dir, "
-     "mps_control, mps_timeout)"},
+     "mps_control, mps_timeout, job_dir_size)"},
     {"keys_are_case_sensitive", {"Bind=rank"},
      "plugstack.conf: argument 'Bind=rank': unknown key (bind, confine, mps, nic, run_dir, "
-     "mps_control, mps_timeout)"},
+     "mps_control, mps_timeout, job_dir_size)"},
     // The first bad argument is named, whatever follows.
     {"first_bad_one", {"bind=rank", "mps=often", "confine=never"},
      "plugstack.conf: argument 'mps=often': expected yes or no"},

@@ -42,7 +42,7 @@ protected:
         job_.control = options_.mps_control;
         job_.timeout = options_.mps_timeout;
     }
-    void TearDown() override { (void)stop_job_daemons(job_, "7", nullptr); }
+    void TearDown() override { (void)stop_job_daemons(job_, "7"); }
 
     std::string run_dir() const { return dir_.path() + "/jobs"; }  // not /run: the node cache is there
     std::string job_dir() const { return run_dir() + "/job_7"; }
@@ -187,7 +187,7 @@ TEST_F(StepSessionTest, TheEpilogStopsDaemonsAStepLeft) {
     ASSERT_EQ(more.size(), 2u);
     daemons.insert(daemons.end(), more.begin(), more.end());
     // slurmstepd died: neither step ended. The Epilog finds both records.
-    auto r = stop_job_daemons(job_, "7", nullptr);
+    auto r = stop_job_daemons(job_, "7");
     EXPECT_TRUE(r.had_job_dir);
     EXPECT_TRUE(r.survivors.empty());
     for (const auto& d : daemons) EXPECT_TRUE(gone_soon(d)) << "daemon " << d.pid << " outlived the job";

@@ -1,0 +1,61 @@
+// Where root houses the MPS processes it starts (the Prolog's daemons, slurmstepd's for
+// --xpart-mps): each control daemon, the servers it forks and every control command root runs
+// for it live in one cgroup root made, outside Slurm's tree, on the node's device hierarchy:
+//   <mount>/<group>/job_<id>/<scope>.<instance>      scope: "job" (Prolog) or "step_<s>"
+// <group> is "xpart" for the run dir /run/xpart, else "xpart-<hash of the run dir>" (so two
+// test clusters on one machine, with the same job ids, never meet). Every level is made by
+// root and checked to be root's: its cgroup.procs is root's, so no user can add a process to
+// it or make a cgroup in it. An instance's cgroup allows the device files of the job's
+// partitions in that GPU instance and denies every other partition of the node: a job's user
+// who ptraces its daemon opens nothing through it that the job was not given.
+// Stopping is ending the cgroup (every member SIGKILLed, then rmdir): membership, which only
+// root grants, is the authority to signal; no pid from a file is.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "cgroup/device_rule.hpp"
+#include "cgroup/layout.hpp"
+#include "libxpart/result.hpp"
+
+namespace xpart::launch {
+
+class MpsCgroups {
+public:
+    // The job's place on this node's device hierarchy (v1 devices where mounted, else v2);
+    // nothing is made yet.
+    static Result<MpsCgroups> for_job(const std::string& run_dir, const std::string& job_id);
+
+    const std::string& job_dir() const { return job_dir_; }
+    // The cgroup.procs file a process writes "0" to, to join cgroup `name` (made by make()).
+    std::string procs_file(const std::string& name) const;
+    // Makes cgroup `name` with `rules`, the levels above it as needed; one left by an earlier
+    // start is ended and made anew.
+    Status make(const std::string& name, const cgroup::DeviceRuleSet& rules) const;
+    // Kills every member of cgroup `name` and removes it; the number of processes killed.
+    // Error, naming the cgroup and what is left, when a member outlives `wait`.
+    Result<std::size_t> end(const std::string& name, std::chrono::milliseconds wait) const;
+
+    struct Ended {
+        std::vector<std::string> ended;   // describe_ended()
+        std::vector<std::string> failed;  // one line each
+    };
+    // Ends every cgroup of the job whose name starts with `prefix` ("" : all, and then the
+    // job's own level too).
+    Ended end_all(const std::string& prefix, std::chrono::milliseconds wait) const;
+
+private:
+    MpsCgroups() = default;
+    cgroup::Hierarchy hierarchy_ = cgroup::Hierarchy::V1;
+    std::string mount_, group_dir_, job_dir_;
+};
+
+// "<name>", or "<name> (<n> killed)" when members were left to kill: the Epilog's line.
+std::string describe_ended(const std::string& name, std::size_t killed);
+// "<scope>.<instance>", the one place the name is spelled.
+std::string mps_cgroup_name(const std::string& scope, const std::string& instance);
+
+}  // namespace xpart::launch
