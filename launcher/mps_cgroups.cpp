@@ -55,11 +55,20 @@ std::string mps_cgroup_name(const std::string& scope, const std::string& instanc
 }
 
 Result<MpsCgroups> MpsCgroups::for_job(const std::string& run_dir, const std::string& job_id) {
+    auto layout = cgroup::detect_cgroup_layout(RootFs("/"));
+    if (!layout) return Error{"MPS daemons' cgroups: " + layout.error().message};
+    return for_job(run_dir, job_id, layout->preferred());
+}
+
+Result<MpsCgroups> MpsCgroups::for_job(const std::string& run_dir, const std::string& job_id,
+                                       cgroup::Hierarchy hierarchy) {
     if (auto s = check_job_id(job_id); !s) return s.error();
     auto layout = cgroup::detect_cgroup_layout(RootFs("/"));
     if (!layout) return Error{"MPS daemons' cgroups: " + layout.error().message};
+    if (!layout->has(hierarchy))
+        return Error{"MPS daemons' cgroups: no " + std::string(cgroup::to_string(hierarchy)) + " hierarchy mounted"};
     MpsCgroups c;
-    c.hierarchy_ = layout->preferred();
+    c.hierarchy_ = hierarchy;
     c.mount_ = layout->mount(c.hierarchy_);
     c.group_dir_ = c.mount_ + "/" + group_name(run_dir);
     c.job_dir_ = c.group_dir_ + "/job_" + job_id;

@@ -28,6 +28,9 @@ public:
     // The job's place on this node's device hierarchy (v1 devices where mounted, else v2);
     // nothing is made yet.
     static Result<MpsCgroups> for_job(const std::string& run_dir, const std::string& job_id);
+    // The same on a given hierarchy (tests: the v2 path on a hybrid node's cgroup2 mount).
+    static Result<MpsCgroups> for_job(const std::string& run_dir, const std::string& job_id,
+                                      cgroup::Hierarchy hierarchy);
 
     const std::string& job_dir() const { return job_dir_; }
     // The cgroup.procs file a process writes "0" to, to join cgroup `name` (made by make()).

@@ -5,7 +5,10 @@
 //   LaunchOverhead: both run back to back in every iteration (interleaved, so machine noise
 //     hits both), the iteration time is the difference;
 //   MpsStart/1, MpsStart/7: start_daemons for 1 and 7 GPU instances with the fake
-//     nvidia-cuda-mps-control until each answers (daemons start in parallel).
+//     nvidia-cuda-mps-control until each answers (daemons start in parallel);
+//   PrologMpsStart/1, /7: what the Prolog does as root (start_job_daemons: the job directory
+//     and its tmpfs, one root-made cgroup per daemon with its instance's device rules, the
+//     daemons, until each answers), and the Epilog's stop after each iteration (not timed).
 // Run: XPART_BUILDDIR=_build _build/tests/bench/launch_bench --benchmark_repetitions=10
 //      --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -20,6 +23,7 @@
 
 #include "launcher/env_map.hpp"
 #include "launcher/mps.hpp"
+#include "launcher/mps_job.hpp"
 #include "libxpart/node_cache.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 
@@ -152,6 +156,38 @@ void BM_MpsStart(benchmark::State& state) {
     std::filesystem::remove_all(tmpl);
 }
 BENCHMARK(BM_MpsStart)->Name("MpsStart")->Arg(1)->Arg(7)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+void BM_PrologMpsStart(benchmark::State& state) {
+    if (geteuid() != 0) {
+        state.SkipWithError("needs root (cgroups, tmpfs)");
+        return;
+    }
+    char tmpl[] = "/tmp/xpb-XXXXXX";
+    if (!mkdtemp(tmpl)) std::abort();
+    MpsJobOptions o;
+    o.run_dir = std::string(tmpl) + "/run";
+    o.control = builddir() + "/sim/fake_mps/nvidia-cuda-mps-control";
+    Node node = fixtures::dgx_a100(1, 7);
+    std::vector<AllottedPartition> parts;
+    for (int i = 0; i < state.range(0); ++i) parts.push_back({0, static_cast<std::size_t>(i), ""});
+    auto inst = mps_instances(node, parts);
+    if (!inst) std::abort();
+    for (auto _ : state) {
+        auto t0 = Clock::now();
+        auto s = start_job_daemons(o, "7", current_credentials(), *inst);
+        double t = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (!s) state.SkipWithError(s.error().message.c_str());
+        state.SetIterationTime(t);
+        auto stopped = stop_job_daemons(o, "7");
+        if (!s) break;
+        if (!stopped.survivors.empty()) {
+            state.SkipWithError(stopped.survivors.front().c_str());
+            break;
+        }
+    }
+    std::filesystem::remove_all(tmpl);
+}
+BENCHMARK(BM_PrologMpsStart)->Name("PrologMpsStart")->Arg(1)->Arg(7)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

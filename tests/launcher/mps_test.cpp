@@ -570,6 +570,46 @@ TEST_F(MpsHousingTest, EachRootDaemonRunsInItsOwnCgroupWithItsInstancesDevicesOn
     EXPECT_FALSE(fs::exists(options_.run_dir + "/job_7"));
 }
 
+// The cgroup v2 path (a BPF device program per daemon cgroup, cgroup.kill), on this node's
+// cgroup2 mount: on a hybrid node the kernel runs the v2 program too, so the open() answers
+// are real. The daemons' own start goes through the preferred hierarchy; this drives the
+// same MpsCgroups calls with processes root places there.
+TEST_F(MpsHousingTest, OnCgroupV2EachCgroupHasItsDeviceProgramAndEndingKillsEverything) {
+    auto v2 = MpsCgroups::for_job(options_.run_dir, "7", cgroup::Hierarchy::V2);
+    if (!v2.ok()) GTEST_SKIP() << v2.error().message;
+    const std::string name = mps_cgroup_name("job", "gpu0-gi7");
+    ASSERT_TRUE(v2->make(name, instance(7).rules).ok());
+    const std::string procs = v2->procs_file(name);
+    EXPECT_EQ(open_in_cgroup(procs, base_ + "/nv251"), "ENXIO");
+    EXPECT_EQ(open_in_cgroup(procs, base_ + "/nv250"), "EPERM");
+    // Two processes placed there by root (one forks a grandchild): all end with the cgroup.
+    std::vector<pid_t> kids;
+    for (int i = 0; i < 2; ++i) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            int fd = open(procs.c_str(), O_WRONLY);
+            if (fd < 0 || write(fd, "0", 1) != 1) _exit(1);
+            if (i == 1 && fork() == 0) pause();
+            pause();
+            _exit(0);
+        }
+        kids.push_back(pid);
+    }
+    for (int i = 0; i < 200 && procs_of(procs).size() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_EQ(procs_of(procs).size(), 3u);
+    auto killed = v2->end(name, std::chrono::seconds(2));
+    ASSERT_TRUE(killed.ok()) << killed.error().message;
+    EXPECT_EQ(*killed, 3u);
+    for (pid_t k : kids) {
+        int st = 0;
+        ASSERT_EQ(waitpid(k, &st, 0), k);
+        EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    }
+    EXPECT_FALSE(fs::exists(fs::path(procs).parent_path()));
+    EXPECT_TRUE(v2->end_all("", std::chrono::seconds(1)).failed.empty());
+    EXPECT_FALSE(fs::exists(v2->job_dir()));
+}
+
 TEST_F(MpsHousingTest, TheEpilogEndsRootsDaemonsWhateverTheUserDidToTheJobDirectory) {
     ASSERT_TRUE(start_job_daemons(options_, "7", current_credentials(), {instance(7)}).ok());
     auto job = JobDir::open(options_.run_dir, "7");
