@@ -47,6 +47,11 @@ bool kill_if_member(pid_t pid, Hierarchy h, const std::string& relative) {
 
 }  // namespace
 
+bool is_empty(const std::string& dir) {
+    auto pids = members(dir);
+    return !pids || pids->empty();
+}
+
 bool member_of(std::string_view proc_cgroup, Hierarchy h, std::string_view relative) {
     for (const auto& line : split(std::string(proc_cgroup), '\n')) {
         // "<id>:<controllers>:<path>"; the path may itself hold ':'.

@@ -24,6 +24,9 @@ struct KillReport {
 Result<KillReport> kill_members(Hierarchy h, const std::string& mount, const std::string& dir,
                                 std::chrono::milliseconds wait);
 
+// No process listed in the cgroup's cgroup.procs (also: it cannot be read).
+bool is_empty(const std::string& dir);
+
 // Does this /proc/<pid>/cgroup text put the process in `relative` (the cgroup's path below its
 // mount, "/a/b") on hierarchy `h` (v1: the line whose controllers include "devices")?
 bool member_of(std::string_view proc_cgroup, Hierarchy h, std::string_view relative);

@@ -382,7 +382,9 @@ MpsStopReport stop_daemons(const MpsConfig& c) {
     for (const auto& r : *records) {
         if (!c.cgroups) break;
         const std::string name = cgroup_of(c, r.instance);
-        if (auto n = c.cgroups->end(name, std::chrono::seconds(2)); n)
+        // What quit lets go (its servers) leaves by itself until the quit's deadline.
+        const auto grace = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        if (auto n = c.cgroups->end(name, std::chrono::seconds(2), std::max(grace, std::chrono::milliseconds(0))); n)
             report.ended.push_back(describe_ended(name, *n));
         else
             report.survivors.push_back(n.error().message);

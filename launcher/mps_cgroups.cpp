@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "cgroup/cgroup_kill.hpp"
 #include "cgroup/device_cgroup.hpp"
@@ -98,9 +99,13 @@ Status MpsCgroups::make(const std::string& name, const cgroup::DeviceRuleSet& ru
     return ok_status();
 }
 
-Result<std::size_t> MpsCgroups::end(const std::string& name, std::chrono::milliseconds wait) const {
+Result<std::size_t> MpsCgroups::end(const std::string& name, std::chrono::milliseconds wait,
+                                    std::chrono::milliseconds grace) const {
     const std::string dir = job_dir_ + "/" + name;
     if (!exists(dir)) return std::size_t{0};
+    const auto until = std::chrono::steady_clock::now() + grace;
+    while (std::chrono::steady_clock::now() < until && !cgroup::is_empty(dir))
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
     auto killed = cgroup::kill_members(hierarchy_, mount_, dir, wait);
     if (!killed) return killed.error();
     if (killed->left > 0)

@@ -39,8 +39,10 @@ public:
     // start is ended and made anew.
     Status make(const std::string& name, const cgroup::DeviceRuleSet& rules) const;
     // Kills every member of cgroup `name` and removes it; the number of processes killed.
-    // Error, naming the cgroup and what is left, when a member outlives `wait`.
-    Result<std::size_t> end(const std::string& name, std::chrono::milliseconds wait) const;
+    // `grace`: first, how long members may take to exit by themselves (a daemon's servers after
+    // its quit). Error, naming the cgroup and what is left, when a member outlives `wait`.
+    Result<std::size_t> end(const std::string& name, std::chrono::milliseconds wait,
+                            std::chrono::milliseconds grace = std::chrono::milliseconds(0)) const;
 
     struct Ended {
         std::vector<std::string> ended;   // describe_ended()

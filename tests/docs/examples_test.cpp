@@ -102,7 +102,7 @@ TEST(Examples, PlugstackConfLineAndArguments) {
     EXPECT_EQ(active[0][1], "/usr/lib/x86_64-linux-gnu/xpart/slurm/xpart.so");
 
     const launch::StepOptions defaults;
-    ASSERT_EQ(documented.size(), 7u);
+    ASSERT_EQ(documented.size(), 8u);
     for (const auto& d : documented) {
         auto o = launch::parse_site_args({d[1]});
         ASSERT_TRUE(o.ok()) << o.error().message;
@@ -113,6 +113,7 @@ TEST(Examples, PlugstackConfLineAndArguments) {
         EXPECT_EQ(o->run_dir, defaults.run_dir) << d[1];
         EXPECT_EQ(o->mps_control, defaults.mps_control) << d[1];
         EXPECT_EQ(o->mps_timeout, defaults.mps_timeout) << d[1];
+        EXPECT_EQ(o->job_dir_mib, defaults.job_dir_mib) << d[1];
     }
 
     ASSERT_EQ(commented_lines.size(), 1u);
