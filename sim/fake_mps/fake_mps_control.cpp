@@ -12,6 +12,11 @@
 // says "An instance of this daemon is already running" and exits 1), `control_privileged`
 // (socket, 0755) and `log` (fifo). quit removes only the fifo; a SIGKILLed daemon leaves all.
 // Log lines: "[YYYY-mm-dd HH:MM:SS.mmm Control <pid>] Cmd:quit".
+// Beyond the real daemon, so that a daemon gone for no visible reason explains itself: each
+// command is logged with its client ("Client: pid 12 uid 1000 (cmdline), parent 10 (cmdline)",
+// from SO_PEERCRED), and each catchable signal that ends it with its sender ("Signal 15
+// (Terminated) from pid ... (cmdline), parent ..."); SIGTERM/SIGINT still end it cleanly like
+// quit, any other such signal then ends it by that signal as it would have.
 // Commands: quit, get_server_list, get_client_list <pid>, start_server -uid <uid>,
 // set_default_active_thread_percentage <p>, get_default_active_thread_percentage.
 // A started "server" is a real child process (it sleeps), so get_server_list lists real pids.
@@ -29,10 +34,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -48,6 +55,45 @@ std::string env_or(const char* name, const char* fallback) {
 std::string pipe_dir() { return env_or("CUDA_MPS_PIPE_DIRECTORY", "/tmp/nvidia-mps"); }
 std::string log_dir() { return env_or("CUDA_MPS_LOG_DIRECTORY", "/var/log/nvidia-mps"); }
 
+// "pid 12 uid 1000 (cmdline), parent 10 (cmdline)": who a client or a signal's sender is. A
+// process gone already (a `kill` that exited) says so; its pid and uid are still known.
+std::string describe_process(pid_t pid, uid_t uid) {
+    auto cmdline = [](pid_t p) {
+        std::ifstream in("/proc/" + std::to_string(p) + "/cmdline", std::ios::binary);
+        if (!in) return std::string("gone");
+        std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (s.empty()) return std::string("no command line: a zombie or a kernel thread");
+        while (!s.empty() && s.back() == '\0') s.pop_back();
+        for (char& c : s)
+            if (c == '\0') c = ' ';
+        return s;
+    };
+    std::string out = "pid " + std::to_string(pid) + " uid " + std::to_string(uid) + " (" + cmdline(pid) + ")";
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (pid > 0 && std::getline(stat, line)) {
+        // The parent is the second field after the command, which may hold spaces and ')'.
+        std::istringstream rest(line.substr(line.rfind(')') + 1));
+        std::string state;
+        pid_t ppid = 0;
+        if (rest >> state >> ppid)
+            out += ", parent " + std::to_string(ppid) + " (" + cmdline(ppid) + ")";
+    }
+    return out;
+}
+
+// Signals whose default action ends the daemon and that a handler could catch: each is
+// blocked and taken from the pending set (with its sender) in the daemon's loop.
+sigset_t ending_signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM,
+                    SIGPROF, SIGXCPU, SIGXFSZ, SIGIO, SIGPWR, SIGSTKFLT})
+        sigaddset(&set, sig);
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; ++sig) sigaddset(&set, sig);
+    return set;
+}
+
 sockaddr_un control_address() {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
@@ -62,9 +108,10 @@ public:
 
 private:
     void log(const std::string& what);
-    std::string handle(const std::string& line, bool& quit);
+    std::string handle(const std::string& line, const std::string& client, bool& quit);
     void reap();
     void shutdown();
+    bool take_signal(const sigset_t& ending, int& sig);
 
     int listen_fd_ = -1;
     FILE* log_ = nullptr;
@@ -97,12 +144,13 @@ void Daemon::reap() {
             }
 }
 
-std::string Daemon::handle(const std::string& line, bool& quit) {
+std::string Daemon::handle(const std::string& line, const std::string& client, bool& quit) {
     std::istringstream in(line);
     std::string cmd;
     in >> cmd;
     log("Accepting connection...");
     log("NEW UI");
+    log("Client: " + client);
     log("Cmd:" + line);
     if (cmd == "quit") {
         quit = true;
@@ -156,6 +204,19 @@ std::string Daemon::handle(const std::string& line, bool& quit) {
     if (cmd == "get_default_active_thread_percentage")
         return std::to_string(thread_percentage_) + ".0\n";
     return "Unrecognized command: " + cmd + "\n";
+}
+
+// A pending ending signal, logged with its sender; false when none is pending.
+bool Daemon::take_signal(const sigset_t& ending, int& sig) {
+    siginfo_t info{};
+    const timespec now{0, 0};
+    sig = sigtimedwait(&ending, &info, &now);
+    if (sig <= 0) return false;
+    std::string from = info.si_code == SI_USER || info.si_code == SI_TKILL || info.si_code == SI_QUEUE
+                           ? "from " + describe_process(info.si_pid, info.si_uid)
+                           : "from the kernel (si_code " + std::to_string(info.si_code) + ")";
+    log("Signal " + std::to_string(sig) + " (" + strsignal(sig) + ") " + from);
+    return true;
 }
 
 void Daemon::shutdown() {
@@ -238,33 +299,47 @@ int Daemon::run(bool foreground) {
     log("To connect CUDA applications to this daemon, set env CUDA_MPS_PIPE_DIRECTORY=" + pipe_dir());
 
     signal(SIGPIPE, SIG_IGN);
-    sigset_t term;
-    sigemptyset(&term);
-    sigaddset(&term, SIGTERM);
-    sigaddset(&term, SIGINT);
-    // Blocked and polled between connections: SIGTERM ends the daemon cleanly, like quit.
-    sigprocmask(SIG_BLOCK, &term, nullptr);
+    // Blocked and taken between connections: SIGTERM ends the daemon cleanly, like quit; the
+    // others end it as their default action would, once their sender is logged.
+    const sigset_t ending = ending_signals();
+    sigprocmask(SIG_BLOCK, &ending, nullptr);
     bool quit = false;
+    int sig = 0;
     while (!quit) {
         pollfd p{listen_fd_, POLLIN, 0};
         int rc = poll(&p, 1, 200);
         reap();
-        sigset_t pending;
-        sigpending(&pending);
-        if (sigismember(&pending, SIGTERM) || sigismember(&pending, SIGINT)) break;
+        if (take_signal(ending, sig)) break;
         if (rc <= 0) continue;
         int c = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
         if (c < 0) continue;
+        // Who sent the command: a quit from anywhere but xpart's stop is then plain to see.
+        ucred peer{};
+        socklen_t len = sizeof peer;
+        const std::string client = getsockopt(c, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0
+                                       ? describe_process(peer.pid, peer.uid)
+                                       : std::string("unknown: ") + std::strerror(errno);
         std::string line;
         char buf[512];
         ssize_t n;
         while ((n = read(c, buf, sizeof buf)) > 0) line.append(buf, static_cast<size_t>(n));
         while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-        std::string answer = handle(line, quit);
+        std::string answer = handle(line, client, quit);
         ssize_t w = write(c, answer.data(), answer.size());
         (void)w;
         close(c);
         log("UI closed");
+    }
+    if (sig > 0 && sig != SIGTERM && sig != SIGINT) {
+        // Ends as it would have unlogged: by that signal's default action, no cleanup (its
+        // servers go by their parent-death signal).
+        signal(sig, SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        raise(sig);
+        sigprocmask(SIG_UNBLOCK, &one, nullptr);
+        _exit(128 + sig);  // not reached: a default action that ends the process
     }
     close(listen_fd_);
     shutdown();
