@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -134,23 +136,57 @@ bool exits_by(const ProcessIdentity& p, Clock::time_point deadline) {
     return true;
 }
 
-Status wait_one_ready(const MpsConfig& c, const MpsDaemonRecord& rec, Clock::time_point deadline) {
-    const MpsInstance inst{rec.instance, rec.uuid};
-    for (;;) {
-        if (!runs_as_recorded(c, rec))
-            return Error{"MPS control daemon for " + rec.uuid + " (pid " +
-                         std::to_string(rec.process.pid) + ") exited; see " +
-                         mps_log_dir(c, rec.instance) + "/control.log"};
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        auto r = control_command(c, inst, "get_server_list", std::max(left, std::chrono::milliseconds(1)));
-        if (r && r->exit_status == 0) return ok_status();
-        if (!r && r.error().message.find("cannot run") != std::string::npos) return r.error();
-        if (Clock::now() >= deadline)
-            return Error{"MPS control daemon for " + rec.uuid + " did not answer within " +
-                         std::to_string(c.timeout.count()) + " ms; see " +
-                         mps_log_dir(c, rec.instance) + "/control.log"};
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+// Does the daemon's control socket take a connection? (The daemon listens once it is ready
+// for commands; a stale socket of a crashed one refuses.) NVIDIA's daemon listens on a
+// SOCK_SEQPACKET socket; a stream one is tried too (EPROTOTYPE tells them apart).
+bool accepts(const std::string& socket_path) {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (socket_path.size() >= sizeof addr.sun_path) return false;
+    std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
+    for (int type : {SOCK_SEQPACKET, SOCK_STREAM}) {
+        int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
+        if (fd < 0) return false;
+        int rc = connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+        int err = errno;
+        close(fd);
+        if (rc == 0) return true;
+        if (err != EPROTOTYPE) return false;
     }
+    return false;
+}
+
+// Waits until every daemon's control socket accepts, polled by one process as the user (the
+// sockets are in the user's directory: root never connects through a path a user can plant),
+// so N daemons cost one fork instead of a client exec per daemon and poll. An error names the
+// first daemon that exited or did not answer in time.
+Status wait_all_ready(const MpsConfig& c, const std::vector<MpsDaemonRecord>& recs, Clock::time_point deadline) {
+    if (recs.empty()) return ok_status();
+    auto poll = [&] {
+        std::vector<bool> ready(recs.size(), false);
+        for (;;) {
+            bool all = true;
+            for (std::size_t i = 0; i < recs.size(); ++i) {
+                if (ready[i]) continue;
+                // A socket alone is not the daemon: a child may hold a dead daemon's listener.
+                if (!still_running(recs[i].process)) return 1;
+                ready[i] = accepts(mps_pipe_dir(c, recs[i].instance) + "/control");
+                all = all && ready[i];
+            }
+            if (all) return 0;
+            if (Clock::now() >= deadline) return 1;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    };
+    if (same_user(c.user) ? poll() == 0 : [&] { auto r = run_as(c.user, poll); return r && *r == 0; }())
+        return ok_status();
+    for (const auto& rec : recs)
+        if (!runs_as_recorded(c, rec))
+            return Error{"MPS control daemon for " + rec.uuid + " (pid " + std::to_string(rec.process.pid) +
+                         ") exited; see " + mps_log_dir(c, rec.instance) + "/control.log"};
+    return Error{"MPS control daemon for " + recs.front().uuid + " did not answer within " +
+                 std::to_string(c.timeout.count()) + " ms; see " + mps_log_dir(c, recs.front().instance) +
+                 "/control.log"};
 }
 
 }  // namespace
@@ -278,23 +314,25 @@ Result<MpsStartReport> start_daemons(const MpsConfig& c, const std::vector<MpsIn
     std::vector<MpsDaemonRecord> all = kept;
     all.insert(all.end(), fresh.begin(), fresh.end());
     if (auto s = c.records.write(format_records(all)); !s) return undo(s.error());
-    const auto deadline = Clock::now() + c.timeout;
-    if (auto s = for_each_parallel(fresh, [&](const MpsDaemonRecord& r) { return wait_one_ready(c, r, deadline); });
-        !s)
-        return undo(s.error());
+    if (auto s = wait_all_ready(c, fresh, Clock::now() + c.timeout); !s) return undo(s.error());
 
+    // Each server pre-started for the user and the list asked in one client session: one
+    // exec per daemon.
     MpsStartReport report;
     std::vector<std::string> warnings(fresh.size());
     (void)for_each_parallel(fresh, [&](const MpsDaemonRecord& r) -> Status {
         const MpsInstance inst{r.instance, r.uuid};
         std::string& warning = warnings[static_cast<std::size_t>(&r - fresh.data())];
         const std::string pre = "start_server -uid " + std::to_string(c.user.uid);
-        auto started = control_command(c, inst, pre, c.timeout);
-        auto listed = control_command(c, inst, "get_server_list", c.timeout);
-        if (!started || started->exit_status != 0 || !trim(started->output).empty())
+        auto answer = control_command(c, inst, pre + "\nget_server_list", c.timeout);
+        std::string refused, servers;
+        if (answer)
+            for (const auto& line : split(answer->output, '\n'))
+                (parse_u64(trim(line)) ? servers : refused) += trim(line).empty() ? "" : trim(line) + " ";
+        if (!answer || !refused.empty())
             warning = "MPS " + r.uuid + ": " + pre + " refused: " +
-                      (started ? trim(started->output) : started.error().message);
-        else if (!listed || trim(listed->output).empty())
+                      (answer ? trim(refused) : answer.error().message);
+        else if (servers.empty() || answer->exit_status != 0)  // the real client: 1 after a server failed
             warning = "MPS " + r.uuid + ": the server pre-started for uid " +
                       std::to_string(c.user.uid) + " did not stay up (see " +
                       mps_log_dir(c, r.instance) + "/control.log); the daemon starts one "
@@ -315,8 +353,7 @@ Status wait_ready(const MpsConfig& c, const std::vector<MpsInstance>& instances)
         if (!r) return Error{"MPS control daemon for " + inst.uuid + " was not started"};
         wanted.push_back(*r);
     }
-    const auto deadline = Clock::now() + c.timeout;
-    return for_each_parallel(wanted, [&](const MpsDaemonRecord& r) { return wait_one_ready(c, r, deadline); });
+    return wait_all_ready(c, wanted, Clock::now() + c.timeout);
 }
 
 Result<std::vector<MpsDaemonState>> daemon_states(const MpsConfig& c, bool probe) {

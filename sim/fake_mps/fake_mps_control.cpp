@@ -11,6 +11,7 @@
 // `control` (socket, 0666), `control_lock` (0666, flocked while a daemon runs: a second one
 // says "An instance of this daemon is already running" and exits 1), `control_privileged`
 // (socket, 0755) and `log` (fifo). quit removes only the fifo; a SIGKILLed daemon leaves all.
+// Both sockets are SOCK_SEQPACKET, as the real daemon's (a stream client gets EPROTOTYPE).
 // Log lines: "[YYYY-mm-dd HH:MM:SS.mmm Control <pid>] Cmd:quit".
 // Beyond the real daemon, so that a daemon gone for no visible reason explains itself: each
 // command is logged with its client ("Client: pid 12 uid 1000 (cmdline), parent 10 (cmdline)",
@@ -275,7 +276,7 @@ int Daemon::run(bool foreground) {
 
     sockaddr_un addr = control_address();
     unlink(addr.sun_path);
-    listen_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    listen_fd_ = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
         listen(listen_fd_, 64) != 0) {
         log(std::string("Cannot listen on ") + addr.sun_path + ": " + std::strerror(errno));
@@ -286,7 +287,7 @@ int Daemon::run(bool foreground) {
     sockaddr_un priv = addr;
     std::snprintf(priv.sun_path, sizeof priv.sun_path, "%s/control_privileged", pipe_dir().c_str());
     unlink(priv.sun_path);
-    int priv_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int priv_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     if (priv_fd >= 0 && bind(priv_fd, reinterpret_cast<sockaddr*>(&priv), sizeof priv) == 0) {
         listen(priv_fd, 1);
         chmod(priv.sun_path, 0755);
@@ -324,7 +325,13 @@ int Daemon::run(bool foreground) {
         ssize_t n;
         while ((n = read(c, buf, sizeof buf)) > 0) line.append(buf, static_cast<size_t>(n));
         while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-        std::string answer = handle(line, client, quit);
+        std::string answer;
+        if (line.empty()) {  // a connection that sent nothing (a readiness probe), as the real one logs it
+            log("Accepting connection...");
+            log("NEW UI");
+        } else {
+            answer = handle(line, client, quit);
+        }
         ssize_t w = write(c, answer.data(), answer.size());
         (void)w;
         close(c);
@@ -352,7 +359,7 @@ int client() {
     std::string line;
     while (std::getline(std::cin, line)) {
         if (line.empty()) continue;
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
         if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
             std::fprintf(stderr, "Cannot find MPS control daemon process\n");
             if (fd >= 0) close(fd);
