@@ -65,13 +65,6 @@ Result<SpawnResult> control_command(const MpsConfig& c, const MpsInstance& inst,
     return run_with_input({c.control}, daemon_env(c, inst), command + "\n", timeout, place);
 }
 
-// Ends a housed daemon's cgroup (everything in it); "" when done or not housed.
-std::string end_cgroup(const MpsConfig& c, const std::string& instance) {
-    if (!c.cgroups) return "";
-    auto r = c.cgroups->end(cgroup_of(c, instance), std::chrono::seconds(2));
-    return r ? "" : r.error().message;
-}
-
 // The instance's pipe and log directories, made (0700) by the user, with a crashed daemon's
 // sockets removed: the real daemon starts over them, but a stale one must not be mistaken
 // for a live one by its clients.
@@ -288,7 +281,8 @@ Result<MpsStartReport> start_daemons(const MpsConfig& c, const std::vector<MpsIn
         if (!find_record(kept, inst.name)) missing.push_back(inst);
     auto undo = [&](const Error& e) -> Result<MpsStartReport> {
         for (const auto& r : fresh) signal_if_same(r.process, SIGKILL);
-        for (const auto& inst : missing) (void)end_cgroup(c, inst.name);
+        for (const auto& inst : missing)
+            if (c.cgroups) (void)c.cgroups->end(cgroup_of(c, inst.name), std::chrono::seconds(2));
         (void)c.records.write(format_records(kept));
         return e;
     };

@@ -39,6 +39,11 @@ Result<MpsConfig> step_mps_config(const JobDir& job, const std::string& step_id,
     return c;
 }
 
+void add(MpsJobStopReport& report, const MpsCgroups::Ended& r) {
+    report.ended.insert(report.ended.end(), r.ended.begin(), r.ended.end());
+    report.survivors.insert(report.survivors.end(), r.failed.begin(), r.failed.end());
+}
+
 void add(MpsJobStopReport& report, const MpsStopReport& r) {
     report.ended.insert(report.ended.end(), r.ended.begin(), r.ended.end());
     report.notes.insert(report.notes.end(), r.notes.begin(), r.notes.end());
@@ -55,9 +60,7 @@ void stop_step(const MpsJobOptions& o, const JobDir& job, const std::string& ste
     }
     add(report, stop_daemons(*c));
     if (c->cgroups) {  // what the records missed
-        auto ended = c->cgroups->end_all(mps_cgroup_name(c->cgroup_scope, ""), o.timeout);
-        report.ended.insert(report.ended.end(), ended.ended.begin(), ended.ended.end());
-        report.survivors.insert(report.survivors.end(), ended.failed.begin(), ended.failed.end());
+        add(report, c->cgroups->end_all(mps_cgroup_name(c->cgroup_scope, ""), o.timeout));
     }
 }
 
@@ -69,9 +72,7 @@ void end_job_cgroups(const MpsJobOptions& o, const std::string& job_id, MpsJobSt
         report.survivors.push_back(cgroups.error().message);
         return;
     }
-    auto ended = cgroups->end_all("", o.timeout);
-    report.ended.insert(report.ended.end(), ended.ended.begin(), ended.ended.end());
-    report.survivors.insert(report.survivors.end(), ended.failed.begin(), ended.failed.end());
+    add(report, cgroups->end_all("", o.timeout));
 }
 
 // In a child that became the user: the daemons ranks started in <leaf>/step_*, recorded in
