@@ -36,6 +36,15 @@ def records_of(pipe):
     return os.path.join(base, "daemons")
 
 
+def log_tail(pipe):
+    """The last lines of the daemon's control.log (<dir>/<instance>/log): why it ended."""
+    try:
+        lines = open(os.path.join(os.path.dirname(pipe), "log", "control.log")).read().splitlines()
+        return " / ".join(lines[-3:])
+    except OSError as e:
+        return "no control.log (%s)" % e
+
+
 def mps_daemon(pipe):
     """The recorded daemon of this rank's instance, checked to be that very process (pid, start
     time, real uid: no pid file, NVIDIA's daemon writes none)."""
@@ -50,11 +59,12 @@ def mps_daemon(pipe):
         fields = stat[stat.rfind(")") + 2:].split()
         real = next(l.split()[1] for l in open("/proc/%s/status" % pid) if l.startswith("Uid:"))
         if fields[0] == "Z" or fields[19] != start or real != uid:
-            return "NOT RUNNING (pid %s is no longer the recorded daemon)" % pid
+            return "NOT RUNNING (pid %s is no longer the recorded daemon; %s: %s)" % (
+                pid, "state " + fields[0] if fields[19] == start else "other process", log_tail(pipe))
         return "pid %s alive as uid %s, %s%% threads" % (
             pid, uid, os.environ.get("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "100"))
     except (OSError, ValueError, StopIteration) as e:
-        return "NOT RUNNING (%s)" % e
+        return "NOT RUNNING (%s; %s)" % (e, log_tail(pipe))
 
 
 def main():

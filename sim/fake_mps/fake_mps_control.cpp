@@ -40,9 +40,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -56,25 +56,38 @@ std::string env_or(const char* name, const char* fallback) {
 std::string pipe_dir() { return env_or("CUDA_MPS_PIPE_DIRECTORY", "/tmp/nvidia-mps"); }
 std::string log_dir() { return env_or("CUDA_MPS_LOG_DIRECTORY", "/var/log/nvidia-mps"); }
 
+// A /proc file of another process, read with plain read(2): that process may exit and be
+// reaped between open and read (ESRCH), as a client that connected and left does. An ifstream
+// would throw from its buffer there and take the daemon down with it.
+std::optional<std::string> read_proc_file(const std::string& path) {
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    std::string out;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+    close(fd);
+    if (n < 0) return std::nullopt;
+    return out;
+}
+
 // "pid 12 uid 1000 (cmdline), parent 10 (cmdline)": who a client or a signal's sender is. A
 // process gone already (a `kill` that exited) says so; its pid and uid are still known.
 std::string describe_process(pid_t pid, uid_t uid) {
     auto cmdline = [](pid_t p) {
-        std::ifstream in("/proc/" + std::to_string(p) + "/cmdline", std::ios::binary);
-        if (!in) return std::string("gone");
-        std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        if (s.empty()) return std::string("no command line: a zombie or a kernel thread");
-        while (!s.empty() && s.back() == '\0') s.pop_back();
-        for (char& c : s)
+        auto s = read_proc_file("/proc/" + std::to_string(p) + "/cmdline");
+        if (!s) return std::string("gone");
+        if (s->empty()) return std::string("no command line: a zombie or a kernel thread");
+        while (!s->empty() && s->back() == '\0') s->pop_back();
+        for (char& c : *s)
             if (c == '\0') c = ' ';
-        return s;
+        return *s;
     };
     std::string out = "pid " + std::to_string(pid) + " uid " + std::to_string(uid) + " (" + cmdline(pid) + ")";
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    if (pid > 0 && std::getline(stat, line)) {
+    auto stat = pid > 0 ? read_proc_file("/proc/" + std::to_string(pid) + "/stat") : std::nullopt;
+    if (stat && stat->rfind(')') != std::string::npos) {
         // The parent is the second field after the command, which may hold spaces and ')'.
-        std::istringstream rest(line.substr(line.rfind(')') + 1));
+        std::istringstream rest(stat->substr(stat->rfind(')') + 1));
         std::string state;
         pid_t ppid = 0;
         if (rest >> state >> ppid)
@@ -314,12 +327,6 @@ int Daemon::run(bool foreground) {
         if (rc <= 0) continue;
         int c = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
         if (c < 0) continue;
-        // Who sent the command: a quit from anywhere but xpart's stop is then plain to see.
-        ucred peer{};
-        socklen_t len = sizeof peer;
-        const std::string client = getsockopt(c, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0
-                                       ? describe_process(peer.pid, peer.uid)
-                                       : std::string("unknown: ") + std::strerror(errno);
         std::string line;
         char buf[512];
         ssize_t n;
@@ -330,6 +337,12 @@ int Daemon::run(bool foreground) {
             log("Accepting connection...");
             log("NEW UI");
         } else {
+            // Who sent the command: a quit from anywhere but xpart's stop is then plain to see.
+            ucred peer{};
+            socklen_t len = sizeof peer;
+            const std::string client = getsockopt(c, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0
+                                           ? describe_process(peer.pid, peer.uid)
+                                           : std::string("unknown: ") + std::strerror(errno);
             answer = handle(line, client, quit);
         }
         ssize_t w = write(c, answer.data(), answer.size());

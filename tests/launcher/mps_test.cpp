@@ -5,20 +5,24 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/sysmacros.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
 
 #include "launcher/mps_session.hpp"
+#include "launcher/spawn.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 
 namespace xpart::launch {
@@ -192,6 +196,39 @@ TEST_P(MpsDaemonTest, SevenInstancesStartInParallel) {
     auto second = live();
     ASSERT_EQ(second.size(), 7u);
     for (std::size_t i = 0; i < 7; ++i) EXPECT_EQ(second[i].pid, first[i].pid);
+}
+
+// Readiness probes and clients that are gone (reaped) by the time the daemon reads their
+// /proc/<pid>/cmdline: the daemon serves on. The fake once read it through an ifstream, which
+// throws on that read's ESRCH: it died of it in about 1 demo step in 50 (CI, Slurm 24.11).
+// The shim makes every such read fail.
+TEST_P(MpsDaemonTest, ClientsGoneBeforeTheDaemonLooksAtThemDoNotEndIt) {
+    const char* b = std::getenv("XPART_BUILDDIR");
+    const std::string shim = std::string(b ? b : ".") + "/tests/launcher/.libs/libproc_read_fault.so";
+    ASSERT_TRUE(fs::exists(shim)) << shim;
+    config_.extra_env["LD_PRELOAD"] = shim;
+    ASSERT_TRUE(start_daemons(config_, instances(1)).ok());
+    auto daemon = live();
+    ASSERT_EQ(daemon.size(), 1u);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    const std::string control = mps_pipe_dir(config_, instances(1)[0].name) + "/control";
+    ASSERT_LT(control.size(), sizeof addr.sun_path);
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", control.c_str());
+    for (int i = 0; i < 4; ++i) {  // probes (nothing sent) and commands whose answer nobody reads
+        int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
+        if (i % 2 == 1) {
+            ASSERT_EQ(write(fd, "get_default_active_thread_percentage\n", 37), 37);
+        }
+        close(fd);
+    }
+    auto answer = run_with_input({config_.control}, daemon_env(config_, instances(1)[0]),
+                                 "get_default_active_thread_percentage\n", std::chrono::seconds(5));
+    ASSERT_TRUE(answer.ok()) << answer.error().message;
+    EXPECT_TRUE(still_running(daemon[0])) << "the daemon died of a client it could not describe";
+    EXPECT_NE(answer->output.find("100"), std::string::npos) << answer->output;
 }
 
 TEST_P(MpsDaemonTest, KilledDaemonIsReportedAndRestartedOverItsSockets) {
