@@ -1,5 +1,6 @@
 #include "cgroup/layout.hpp"
 
+#include <optional>
 #include <vector>
 
 #include "libxpart/text.hpp"
@@ -41,19 +42,47 @@ bool has_option(const std::string& options, const char* name) {
     return false;
 }
 
-// mount point + (cgroup path relative to the mount's root). A path outside the mount's root
-// (another namespace's view) cannot be reached from here.
-Result<std::string> own_dir(const std::string& mount, const std::string& mount_root,
-                            const std::string& path, const std::string& file) {
+struct CgroupMount {
+    std::string root;   // the hierarchy's directory seen at the mount point
+    std::string point;  // where it is mounted
+};
+
+// mount point + (cgroup path relative to the mount's root), or nothing when the path is
+// outside the mount's root (another namespace's view).
+std::optional<std::string> own_dir(const CgroupMount& m, const std::string& path) {
     std::string rel = path;
-    if (mount_root != "/") {
-        if (path.compare(0, mount_root.size(), mount_root) != 0 ||
-            (path.size() > mount_root.size() && path[mount_root.size()] != '/'))
-            return Error{file + ": cgroup '" + path + "' is outside the mount root '" + mount_root + "'"};
-        rel = path.substr(mount_root.size());
+    if (m.root != "/") {
+        if (path.compare(0, m.root.size(), m.root) != 0 ||
+            (path.size() > m.root.size() && path[m.root.size()] != '/'))
+            return std::nullopt;
+        rel = path.substr(m.root.size());
     }
-    if (rel.empty() || rel == "/") return mount;
-    return mount + rel;
+    if (rel.empty() || rel == "/") return m.point;
+    return m.point + rel;
+}
+
+bool under_sys_fs_cgroup(const std::string& point) {
+    return point == "/sys/fs/cgroup" || point.rfind("/sys/fs/cgroup/", 0) == 0;
+}
+
+// The mount a process's cgroup `path` is reached through when a hierarchy is mounted more than
+// once (a chroot, schroot or container runtime bind-mounting /sys in this namespace): the one
+// /sys/fs/cgroup leads to, the last mounted there when mounts stack (it hides the others),
+// else the first mounted; only mounts whose root holds the path count. Sets mount and own.
+Status choose_mount(const std::vector<CgroupMount>& mounts, const std::string& path, const std::string& file,
+                    std::string& mount, std::string& own) {
+    const CgroupMount *canonical = nullptr, *first = nullptr;
+    for (const auto& m : mounts) {
+        if (!own_dir(m, path)) continue;
+        if (under_sys_fs_cgroup(m.point)) canonical = &m;
+        if (!first) first = &m;
+    }
+    const CgroupMount* chosen = canonical ? canonical : first;
+    if (!chosen)
+        return Error{file + ": cgroup '" + path + "' is outside the mount root '" + mounts.front().root + "'"};
+    mount = chosen->point;
+    own = *own_dir(*chosen, path);
+    return ok_status();
 }
 
 }  // namespace
@@ -61,7 +90,7 @@ Result<std::string> own_dir(const std::string& mount, const std::string& mount_r
 Result<CgroupLayout> parse_cgroup_layout(const std::string& mountinfo, const std::string& self_cgroup,
                                          const std::string& mountinfo_file,
                                          const std::string& cgroup_file) {
-    std::string v1_mount, v1_root, v2_mount, v2_root;
+    std::vector<CgroupMount> v1_mounts, v2_mounts;
     unsigned lineno = 0;
     for (const auto& line : split(mountinfo, '\n')) {
         ++lineno;
@@ -74,21 +103,17 @@ Result<CgroupLayout> parse_cgroup_layout(const std::string& mountinfo, const std
             return file_error(mountinfo_file, lineno, "malformed mount line '" + line + "'");
         const std::string& fstype = w[dash + 1];
         const std::string superopts = dash + 3 < w.size() ? w[dash + 3] : "";
-        if (fstype == "cgroup" && has_option(superopts, "devices")) {
-            v1_root = unescape(w[3]);
-            v1_mount = unescape(w[4]);
-        } else if (fstype == "cgroup2") {
-            v2_root = unescape(w[3]);
-            v2_mount = unescape(w[4]);
-        }
+        if (fstype == "cgroup" && has_option(superopts, "devices"))
+            v1_mounts.push_back({unescape(w[3]), unescape(w[4])});
+        else if (fstype == "cgroup2")
+            v2_mounts.push_back({unescape(w[3]), unescape(w[4])});
     }
-    if (v1_mount.empty() && v2_mount.empty())
+    if (v1_mounts.empty() && v2_mounts.empty())
         return Error{mountinfo_file + ": no cgroup v1 devices controller and no cgroup2 mount: "
                      "device rules cannot be enforced"};
     CgroupLayout layout;
-    layout.kind = v1_mount.empty() ? LayoutKind::V2 : v2_mount.empty() ? LayoutKind::V1 : LayoutKind::Hybrid;
-    layout.v1_devices_mount = v1_mount;
-    layout.v2_mount = v2_mount;
+    layout.kind = v1_mounts.empty() ? LayoutKind::V2 : v2_mounts.empty() ? LayoutKind::V1 : LayoutKind::Hybrid;
+    std::optional<std::string> v1_path, v2_path;
     lineno = 0;
     for (const auto& line : split(self_cgroup, '\n')) {
         ++lineno;
@@ -101,22 +126,23 @@ Result<CgroupLayout> parse_cgroup_layout(const std::string& mountinfo, const std
         const std::string id = line.substr(0, c1);
         const std::string controllers = line.substr(c1 + 1, c2 - c1 - 1);
         const std::string path = line.substr(c2 + 1);
-        if (!v1_mount.empty() && has_option(controllers, "devices")) {
-            auto dir = own_dir(v1_mount, v1_root, path, cgroup_file);
-            if (!dir) return dir.error();
-            layout.v1_devices_own = *dir;
-        } else if (!v2_mount.empty() && id == "0" && controllers.empty()) {
-            auto dir = own_dir(v2_mount, v2_root, path, cgroup_file);
-            if (!dir) return dir.error();
-            layout.v2_own = *dir;
-        }
+        if (!v1_mounts.empty() && has_option(controllers, "devices"))
+            v1_path = path;
+        else if (!v2_mounts.empty() && id == "0" && controllers.empty())
+            v2_path = path;
     }
-    if (!v1_mount.empty() && layout.v1_devices_own.empty())
+    if (!v1_mounts.empty() && !v1_path)
         return Error{cgroup_file + ": no 'devices' line although " + mountinfo_file +
-                     " mounts the devices controller at " + v1_mount};
-    if (!v2_mount.empty() && layout.v2_own.empty())
+                     " mounts the devices controller at " + v1_mounts.front().point};
+    if (!v2_mounts.empty() && !v2_path)
         return Error{cgroup_file + ": no '0::' line although " + mountinfo_file +
-                     " mounts cgroup2 at " + v2_mount};
+                     " mounts cgroup2 at " + v2_mounts.front().point};
+    if (v1_path)
+        if (auto s = choose_mount(v1_mounts, *v1_path, cgroup_file, layout.v1_devices_mount, layout.v1_devices_own); !s)
+            return s.error();
+    if (v2_path)
+        if (auto s = choose_mount(v2_mounts, *v2_path, cgroup_file, layout.v2_mount, layout.v2_own); !s)
+            return s.error();
     return layout;
 }
 

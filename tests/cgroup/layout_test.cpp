@@ -1,4 +1,12 @@
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
 
 #include "cgroup/layout.hpp"
 
@@ -10,6 +18,12 @@ constexpr const char* kHybridMounts =
     "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
     "36 31 0:33 / /sys/fs/cgroup/devices rw,relatime - cgroup cgroup rw,devices\n"
     "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+constexpr const char* kHybridTwice =
+    "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+    "36 31 0:33 / /sys/fs/cgroup/devices rw,relatime - cgroup cgroup rw,devices\n"
+    "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n"
+    "90 88 0:33 / /srv/chroot/sys/fs/cgroup/devices rw,relatime - cgroup cgroup rw,devices\n"
+    "91 88 0:38 / /srv/chroot/sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
 constexpr const char* kHybridSelf = "5:devices:/slurm/uid_0/job_7\n1:cpu:/\n0::/user.slice\n";
 
 struct LayoutCase {
@@ -57,7 +71,30 @@ INSTANTIATE_TEST_SUITE_P(
         // Co-mounted controllers and an escaped space in the mount point.
         LayoutCase{"v1 comounted", "36 31 0:33 / /sys/fs/cgroup/cpu\\040devices rw - cgroup cgroup rw,cpu,devices\n",
                    "5:cpu,devices:/a:b\n", LayoutKind::V1, "/sys/fs/cgroup/cpu devices",
-                   "/sys/fs/cgroup/cpu devices/a:b", "", "", Hierarchy::V1}),
+                   "/sys/fs/cgroup/cpu devices/a:b", "", "", Hierarchy::V1},
+        // A hierarchy mounted twice (a chroot bind-mounting /sys, before or after): the one at
+        // /sys/fs/cgroup, whatever the order.
+        LayoutCase{"hybrid bound again in a chroot", kHybridTwice, kHybridSelf, LayoutKind::Hybrid,
+                   "/sys/fs/cgroup/devices", "/sys/fs/cgroup/devices/slurm/uid_0/job_7", "/sys/fs/cgroup/unified",
+                   "/sys/fs/cgroup/unified/user.slice", Hierarchy::V1},
+        LayoutCase{"v2 bound first elsewhere", "50 23 0:26 / /srv/chroot/sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
+                   "29 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+                   "0::/system.slice/slurmstepd.scope/job_3\n", LayoutKind::V2, "", "", "/sys/fs/cgroup",
+                   "/sys/fs/cgroup/system.slice/slurmstepd.scope/job_3", Hierarchy::V2},
+        // Stacked at /sys/fs/cgroup: the last mounted hides the others.
+        LayoutCase{"v2 stacked", "29 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n"
+                   "60 29 0:26 /system.slice /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+                   "0::/system.slice/job_3\n", LayoutKind::V2, "", "", "/sys/fs/cgroup",
+                   "/sys/fs/cgroup/job_3", Hierarchy::V2},
+        // None at /sys/fs/cgroup: the first mounted.
+        LayoutCase{"v1 elsewhere twice", "36 31 0:33 / /cg/devices rw - cgroup cgroup rw,devices\n"
+                   "70 31 0:33 / /mnt/devices rw - cgroup cgroup rw,devices\n",
+                   "5:devices:/a\n", LayoutKind::V1, "/cg/devices", "/cg/devices/a", "", "", Hierarchy::V1},
+        // Only a mount whose root holds the process's cgroup can reach it.
+        LayoutCase{"v1 container view and host view", "36 31 0:33 /docker/abc /sys/fs/cgroup/devices rw - cgroup cgroup rw,devices\n"
+                   "70 31 0:33 / /host/cgroup/devices rw - cgroup cgroup rw,devices\n",
+                   "5:devices:/slurm/job_1\n", LayoutKind::V1, "/host/cgroup/devices",
+                   "/host/cgroup/devices/slurm/job_1", "", "", Hierarchy::V1}),
     [](const auto& info) {
         std::string n = info.param.name;
         for (auto& ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
@@ -90,6 +127,52 @@ TEST(LayoutDetect, ReadsThroughTheRootPrefix) {
     auto l = detect_cgroup_layout(RootFs("/nonexistent-xpart-root"));
     ASSERT_FALSE(l.ok());
     EXPECT_EQ(l.error().message.rfind("/nonexistent-xpart-root/proc/self/mountinfo: ", 0), 0u) << l.error().message;
+}
+
+// The live node: every hierarchy of this machine bind-mounted a second time (as a chroot that
+// binds /sys would) in a private mount namespace; the layout found there is the same.
+TEST(LayoutDetect, ASecondMountOfEachHierarchyChangesNothing) {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root (a private mount namespace)";
+    auto before = detect_cgroup_layout(RootFs("/"));
+    ASSERT_TRUE(before.ok()) << before.error().message;
+    char tmpl[] = "/tmp/xpl-bind-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::string base = tmpl;
+    int out[2];
+    ASSERT_EQ(pipe(out), 0);
+    pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        close(out[0]);
+        auto say = [&](const std::string& text) {
+            ssize_t w = write(out[1], text.data(), text.size());
+            _exit(w == static_cast<ssize_t>(text.size()) ? 0 : 1);
+        };
+        if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+            say(std::string("mount namespace: ") + std::strerror(errno));
+        int n = 0;
+        for (const std::string& m : {before->v1_devices_mount, before->v2_mount}) {
+            if (m.empty()) continue;
+            const std::string at = base + "/" + std::to_string(n++);
+            if (mkdir(at.c_str(), 0700) != 0 || mount(m.c_str(), at.c_str(), nullptr, MS_BIND, nullptr) != 0)
+                say("bind " + m + " at " + at + ": " + std::strerror(errno));
+        }
+        auto after = detect_cgroup_layout(RootFs("/"));
+        if (!after) say(after.error().message);
+        say(after->v1_devices_mount + "|" + after->v1_devices_own + "|" + after->v2_mount + "|" + after->v2_own);
+    }
+    close(out[1]);
+    std::string got;
+    char buf[4096];
+    ssize_t r;
+    while ((r = read(out[0], buf, sizeof buf)) > 0) got.append(buf, static_cast<std::size_t>(r));
+    close(out[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    for (int i = 0; i < 2; ++i) rmdir((base + "/" + std::to_string(i)).c_str());  // binds died with the namespace
+    rmdir(base.c_str());
+    EXPECT_EQ(got, before->v1_devices_mount + "|" + before->v1_devices_own + "|" + before->v2_mount + "|" +
+                       before->v2_own);
 }
 
 }  // namespace
