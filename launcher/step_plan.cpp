@@ -112,12 +112,6 @@ std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap
         mine.token = index ? std::to_string(*index) : std::string(kBindNothing);
     }
     EnvMap env = narrow_env(step_env, step.node, mine, confined);
-    if (nvidia) {  // a step with both vendors: the AMD lists name the step's XCPs
-        env.erase("ROCR_VISIBLE_DEVICES");
-        env.erase("HIP_VISIBLE_DEVICES");
-    }
-    // The ordinal names the same device as the vendor list, as stock Slurm sets it.
-    env["GPU_DEVICE_ORDINAL"] = env[nvidia ? "CUDA_VISIBLE_DEVICES" : "ROCR_VISIBLE_DEVICES"];
     env["SLURM_STEP_GPUS"] = step.step_gpus.at(me.slot);
     // What the whole step holds on this node, for programs that look beyond their own.
     if (const std::string* all = env_get(step_env, "SLURM_STEP_GPUS")) env["XPART_STEP_GPUS"] = *all;

@@ -250,24 +250,29 @@ TEST(TopologyTest, ThisMachineBindsWithinAllowed) {
 
 TEST(NarrowEnvTest, NvidiaGetsOneUuid) {
     Node node = dgx_a100(8, 2);
-    EnvMap env{{"CUDA_VISIBLE_DEVICES", mig_uuid(0, 7) + "," + mig_uuid(3, 8)}, {"KEEP", "1"}};
+    EnvMap env{{"CUDA_VISIBLE_DEVICES", mig_uuid(0, 7) + "," + mig_uuid(3, 8)}, {"KEEP", "1"},
+               {"GPU_DEVICE_ORDINAL", mig_uuid(0, 7) + "," + mig_uuid(3, 8)}, {"ROCR_VISIBLE_DEVICES", "0"}};
     EnvMap out = narrow_env(env, node, {3, 1, mig_uuid(3, 8)}, false);
     EXPECT_EQ(out["CUDA_VISIBLE_DEVICES"], mig_uuid(3, 8));
+    EXPECT_EQ(out["GPU_DEVICE_ORDINAL"], mig_uuid(3, 8)) << "one device through every variable";
+    EXPECT_EQ(out.count("ROCR_VISIBLE_DEVICES"), 0u);
     EXPECT_EQ(out["XPART_PARTITION"], mig_uuid(3, 8));
     EXPECT_EQ(out["KEEP"], "1");
 }
 
-TEST(NarrowEnvTest, AmdKeepsRocrTokenOrZeroWhenConfined) {
+TEST(NarrowEnvTest, AmdKeepsRocrTokenOrZeroWhenConfinedAndTheOrdinalSaysTheSame) {
     Node node = fixtures::mi300x_cpx_node();
     EnvMap env{{"ROCR_VISIBLE_DEVICES", "2,5"}, {"HIP_VISIBLE_DEVICES", "0,1"},
                {"GPU_DEVICE_ORDINAL", "0,1"}, {"CUDA_VISIBLE_DEVICES", "0,1"}};
     EnvMap shared = narrow_env(env, node, {0, 5, "5"}, false);
     EXPECT_EQ(shared["ROCR_VISIBLE_DEVICES"], "5");
     EXPECT_EQ(shared.count("HIP_VISIBLE_DEVICES"), 0u);
-    EXPECT_EQ(shared.count("GPU_DEVICE_ORDINAL"), 0u);
+    EXPECT_EQ(shared["GPU_DEVICE_ORDINAL"], "5");
     EXPECT_EQ(shared.count("CUDA_VISIBLE_DEVICES"), 0u);
     EXPECT_EQ(shared["XPART_PARTITION"], fixtures::amd_gpu_uuid(0) + "/5");
-    EXPECT_EQ(narrow_env(env, node, {0, 5, "5"}, true)["ROCR_VISIBLE_DEVICES"], "0");
+    EnvMap confined = narrow_env(env, node, {0, 5, "5"}, true);
+    EXPECT_EQ(confined["ROCR_VISIBLE_DEVICES"], "0");
+    EXPECT_EQ(confined["GPU_DEVICE_ORDINAL"], "0");
 }
 
 TEST(VerboseLineTest, NamesEverything) {
