@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
+#include "launcher/process_identity.hpp"
 #include "libxpart/text.hpp"
 
 namespace xpart::launch {
@@ -112,8 +114,11 @@ std::vector<pid_t> prune_members(const std::string& step_dir) {
     std::error_code ec;
     for (const auto& m : fs::directory_iterator(step_dir + "/members", ec)) {
         auto pid = parse_u64(std::string(m.path().filename()));
-        if (pid && *pid < (1u << 30) &&
-            (kill(static_cast<pid_t>(*pid), 0) == 0 || errno == EPERM))
+        // A member is a rank of this user: a zombie, or another user's process under a reused
+        // pid, is not one (kill(pid, 0) counted both as alive).
+        std::optional<ProcessIdentity> id;
+        if (pid && *pid < (1u << 30)) id = identify(static_cast<pid_t>(*pid));
+        if (id && id->uid == getuid())
             live.push_back(static_cast<pid_t>(*pid));
         else
             fs::remove(m.path(), ec);

@@ -375,6 +375,41 @@ protected:
     MpsJobOptions options_;
 };
 
+// Members are this user's live ranks: a zombie, or (as root) another user's process under a
+// member's pid, is pruned, so the last live rank still stops the daemons.
+TEST_F(TempDirTest, PruneMembersKeepsOnlyThisUsersLiveRanks) {
+    ASSERT_EQ(mkdir((base_ + "/members").c_str(), 0700), 0);
+    auto member = [&](pid_t p) { std::ofstream(base_ + "/members/" + std::to_string(p)).flush(); };
+    pid_t zombie = fork();
+    if (zombie == 0) _exit(0);
+    ASSERT_GT(zombie, 0);
+    for (int i = 0; i < 500 && identify(zombie); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    Sleeper mine;
+    member(zombie);
+    member(mine.pid);
+    std::vector<pid_t> expected{mine.pid};
+    pid_t other = -1;
+    if (geteuid() == 0) {
+        other = fork();
+        if (other == 0) {
+            if (setgid(65534) != 0 || setuid(65534) != 0) _exit(1);
+            pause();
+            _exit(0);
+        }
+        for (int i = 0; i < 500 && !(identify(other) && identify(other)->uid == 65534); ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        member(other);
+    }
+    EXPECT_EQ(prune_members(base_), expected);
+    EXPECT_FALSE(fs::exists(base_ + "/members/" + std::to_string(zombie)));
+    if (other > 0) {
+        EXPECT_FALSE(fs::exists(base_ + "/members/" + std::to_string(other)));
+        kill(other, SIGKILL);
+        waitpid(other, nullptr, 0);
+    }
+    waitpid(zombie, nullptr, 0);
+}
+
 TEST_F(MpsJobTest, LastRankOutStopsTheDaemonsAlsoWhenOneRankWasKilled) {
     ASSERT_TRUE(prepare_job(options_, "7", current_credentials()).ok());
     bool managed = true;
