@@ -30,10 +30,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string fake_control() {
+// A file of the build tree (XPART_BUILDDIR, as make check sets it).
+std::string built(const std::string& rel) {
     const char* b = std::getenv("XPART_BUILDDIR");
-    return std::string(b ? b : ".") + "/sim/fake_mps/nvidia-cuda-mps-control";
+    return std::string(b ? b : ".") + "/" + rel;
 }
+std::string fake_control() { return built("sim/fake_mps/nvidia-cuda-mps-control"); }
 std::string real_control() {
     const char* r = std::getenv("XPART_NVIDIA_NONFREE");
     return r && *r ? std::string(r) + "/usr/bin/nvidia-cuda-mps-control" : std::string();
@@ -203,8 +205,7 @@ TEST_P(MpsDaemonTest, SevenInstancesStartInParallel) {
 // throws on that read's ESRCH: it died of it in about 1 demo step in 50 (CI, Slurm 24.11).
 // The shim makes every such read fail.
 TEST_P(MpsDaemonTest, ClientsGoneBeforeTheDaemonLooksAtThemDoNotEndIt) {
-    const char* b = std::getenv("XPART_BUILDDIR");
-    const std::string shim = std::string(b ? b : ".") + "/tests/launcher/.libs/libproc_read_fault.so";
+    const std::string shim = built("tests/launcher/.libs/libproc_read_fault.so");
     ASSERT_TRUE(fs::exists(shim)) << shim;
     config_.extra_env["LD_PRELOAD"] = shim;
     // An ASan-built fake daemon accepts a preload ahead of its runtime.
