@@ -8,12 +8,12 @@
 
 #include "cgroup/capability.hpp"
 #include "cli/command.hpp"
-#include "launcher/mps_session.hpp"
-#include "launcher/nic_env.hpp"
-#include "launcher/node_source.hpp"
-#include "launcher/rank_cgroup.hpp"
-#include "launcher/rank_plan.hpp"
-#include "launcher/supervise.hpp"
+#include "mps/mps_session.hpp"
+#include "binding/nic_env.hpp"
+#include "binding/node_source.hpp"
+#include "binding/rank_cgroup.hpp"
+#include "binding/rank_plan.hpp"
+#include "process/supervise.hpp"
 #include "libxpart/text.hpp"
 
 extern char** environ;

@@ -1,7 +1,7 @@
 // `xpart mps prepare|start|stop|status|cleanup`: a job's MPS daemons from a Slurm Prolog and
 // Epilog, run as root. start reads the job's partitions from the Prolog environment
 // (CUDA_VISIBLE_DEVICES with MIG UUIDs, or SLURM_JOB_GPUS) and starts one control daemon per
-// GPU instance, as the job's user, in the job directory root keeps (launcher/mps_job.hpp says
+// GPU instance, as the job's user, in the job directory root keeps (mps/root/mps_job.hpp says
 // what root touches and why a user cannot redirect it); ranks of `xpart launch --mps` join.
 #include <pwd.h>
 #include <unistd.h>
@@ -10,8 +10,8 @@
 #include <memory>
 
 #include "cli/command.hpp"
-#include "launcher/mps_job.hpp"
-#include "launcher/node_source.hpp"
+#include "mps/root/mps_job.hpp"
+#include "binding/node_source.hpp"
 #include "libxpart/text.hpp"
 
 extern char** environ;

@@ -1,6 +1,6 @@
 // xpart.so, the SPANK plugin: per-task binding, confinement and MPS from inside slurmstepd,
 // where Slurm runs plugins as root before it drops to the user. Glue only: each entry point
-// reads what Slurm hands it, calls launcher/step_session.hpp, and logs its one line. No
+// reads what Slurm hands it, calls spank_plugin/step_session.hpp, and logs its one line. No
 // exception leaves an entry point; every failure fails the step (fail closed) except at the
 // end, where it is logged.
 //
@@ -24,8 +24,8 @@ extern "C" {
 #include <string>
 #include <vector>
 
-#include "launcher/mps_job.hpp"
-#include "launcher/step_session.hpp"
+#include "mps/root/mps_job.hpp"
+#include "spank_plugin/step_session.hpp"
 
 // The build hides every symbol (-fvisibility=hidden); these are what Slurm's loader looks up.
 #define XPART_EXPORT __attribute__((visibility("default")))
@@ -39,6 +39,7 @@ SPANK_PLUGIN(xpart, 1)
 
 namespace {
 
+using namespace xpart;
 using namespace xpart::launch;
 
 std::optional<StepOptions> g_options;      // site defaults, then the user's options

@@ -21,9 +21,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "launcher/env_map.hpp"
-#include "launcher/mps.hpp"
-#include "launcher/mps_job.hpp"
+#include "libxpart/env_map.hpp"
+#include "mps/mps.hpp"
+#include "mps/root/mps_job.hpp"
 #include "libxpart/node_cache.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 

@@ -15,7 +15,7 @@
 #include <chrono>
 #include <random>
 
-#include "launcher/step_plan.hpp"
+#include "spank_plugin/step_plan.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/node_cache.hpp"
 #include "tests/nvidia_sim_root.hpp"

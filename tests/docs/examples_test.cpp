@@ -4,7 +4,7 @@
 // etc/plugstack.conf's line and arguments must be what the SPANK plugin accepts.
 #include <gtest/gtest.h>
 
-#include "launcher/step_options.hpp"
+#include "spank_plugin/step_options.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/gres_conf.hpp"
 #include "libxpart/xpart_conf.hpp"

@@ -91,8 +91,8 @@ check "SPANK options found in spank_plugin/xpart_spank.cpp" test "$(wc -w <<<"$s
 for opt in $spank_options; do
     check "SPANK option --$opt missing from man/xpart-spank.8" has_option "$spank_man" "--$opt"
 done
-spank_keys=$(grep -oE 'key == "[a-z_]+"' "$S/launcher/step_options.cpp" | cut -d'"' -f2 | sort -u)
-check "plugstack.conf keys found in launcher/step_options.cpp" test "$(wc -w <<<"$spank_keys")" -ge 6
+spank_keys=$(grep -oE 'key == "[a-z_]+"' "$S/spank_plugin/step_options.cpp" | cut -d'"' -f2 | sort -u)
+check "plugstack.conf keys found in spank_plugin/step_options.cpp" test "$(wc -w <<<"$spank_keys")" -ge 6
 for key in $spank_keys; do
     check "plugstack.conf key $key missing from man/xpart-spank.8" \
         grep -qE "^\.(B|BI|BR|TP).*(^|[^a-z_])$key=" <<<"$spank_man"

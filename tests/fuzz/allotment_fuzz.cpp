@@ -1,7 +1,7 @@
 // CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_JOB_GPUS (KEY=value lines)
 // resolved against a node with MIG and XCP partitions, as the launcher and the SPANK plugin do.
-#include "launcher/allotment.hpp"
-#include "launcher/step_plan.hpp"
+#include "binding/allotment.hpp"
+#include "spank_plugin/step_plan.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 

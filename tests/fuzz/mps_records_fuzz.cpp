@@ -1,6 +1,6 @@
 // The MPS daemon records ("<instance> <uuid> <pid> <start time> <uid>" lines; ranks read root's
 // and the user's own file) and one process identity ("pid start_time uid").
-#include "launcher/mps.hpp"
+#include "mps/mps.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 XPART_FUZZ_TARGET(mps_records) {

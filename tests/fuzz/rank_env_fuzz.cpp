@@ -2,7 +2,7 @@
 // SLURM_TASKS_PER_NODE with SLURM_NODEID.
 #include <string>
 
-#include "launcher/rank_env.hpp"
+#include "binding/rank_env.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 XPART_FUZZ_TARGET(rank_env) {

@@ -1,8 +1,8 @@
 // SPANK options: plugstack.conf arguments (whitespace-separated words), then user options as
 // "name=value" lines (--xpart-bind, --xpart-nic, --xpart-rank-map...).
-#include "launcher/mapping.hpp"
-#include "launcher/nic_env.hpp"
-#include "launcher/step_options.hpp"
+#include "binding/mapping.hpp"
+#include "binding/nic_env.hpp"
+#include "spank_plugin/step_options.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 XPART_FUZZ_TARGET(step_options) {

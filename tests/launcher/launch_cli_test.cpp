@@ -23,9 +23,9 @@
 #include <thread>
 
 #include "cgroup/layout.hpp"
-#include "launcher/env_map.hpp"
-#include "launcher/mps.hpp"
-#include "launcher/process_identity.hpp"
+#include "libxpart/env_map.hpp"
+#include "mps/mps.hpp"
+#include "process/process_identity.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/node_json.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
@@ -267,7 +267,7 @@ TEST_F(LaunchCliTest, ClosestUsesTheTopologyFile) {
     EnvMap env = slurm_rank(1, 2, 1, 0, "2");
     env["CUDA_VISIBLE_DEVICES"] = all_uuids(8, 1);
     Proc p = start_xpart(launch({"--verbose", "--bind=closest", "--topology",
-                                 srcdir() + "/tests/launcher/topologies/dgx-a100.xml", "--", "env"}),
+                                 srcdir() + "/tests/binding/topologies/dgx-a100.xml", "--", "env"}),
                          env, dir_, "closest");
     ASSERT_EQ(finish(p), 0) << slurp(p.err);
     EXPECT_NE(slurp(p.out).find("CUDA_VISIBLE_DEVICES=" + mig_uuid(4, 7) + "\n"), std::string::npos);

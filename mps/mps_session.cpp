@@ -1,0 +1,203 @@
+#include "mps/mps_session.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include "process/process_identity.hpp"
+#include "libxpart/text.hpp"
+
+namespace xpart::launch {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Holds the step directory's flock. The last rank out removes the directory while another
+// may be between making it and opening the lock, or waiting on the lock: the first retries
+// (ENOENT), a holder whose inode is no longer the path's retries on the new one.
+class StepLock {
+public:
+    static Result<StepLock> acquire(const std::string& dir) {
+        const std::string path = dir + "/lock";
+        for (int attempt = 0; attempt < 100; ++attempt) {
+            if (auto s = make_private_dir(dir); !s) return s.error();
+            int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+            // The last rank out removed the directory between our mkdir and open: again.
+            if (fd < 0 && errno == ENOENT) continue;
+            if (fd < 0) return Error{path + ": " + std::strerror(errno)};
+            if (flock(fd, LOCK_EX) != 0) {
+                int err = errno;
+                close(fd);
+                return Error{path + ": flock: " + std::strerror(err)};
+            }
+            struct stat held, now;
+            if (fstat(fd, &held) == 0 && stat(path.c_str(), &now) == 0 &&
+                held.st_ino == now.st_ino && held.st_dev == now.st_dev)
+                return StepLock(fd);
+            close(fd);
+        }
+        return Error{path + ": lock file keeps being replaced"};
+    }
+    StepLock(StepLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+    StepLock& operator=(StepLock&&) = delete;
+    ~StepLock() {
+        if (fd_ >= 0) close(fd_);  // closing drops the flock
+    }
+
+private:
+    explicit StepLock(int fd) : fd_(fd) {}
+    int fd_;
+};
+
+RecordStore read_only(RecordStore s, const std::string& what) {
+    s.write = [what](const std::string&) -> Status {
+        return Error{what + " belongs to root's Prolog: ranks do not change it"};
+    };
+    return s;
+}
+
+}  // namespace
+
+Result<MpsConfig> rank_mps_config(const MpsJobOptions& o, const std::string& job_id,
+                                  const std::string& step_key, bool& managed) {
+    MpsConfig c;
+    c.control = o.control;
+    c.user = current_credentials();
+    c.timeout = o.timeout;
+    c.extra_env = o.extra_env;
+    managed = false;
+    std::optional<JobDir> job;
+    if (!job_id.empty()) {
+        auto found = JobDir::open(o.run_dir, job_id);
+        if (!found) return found.error();
+        job = std::move(*found);
+    }
+    if (job) {
+        if (auto failed = job->read_file(kMpsFailed); failed && *failed)
+            return Error{trim(**failed)};
+        if (job->has_file(kMpsRecords)) {
+            MpsConfig m = managed_mps_config(*job, o);
+            m.records = read_only(m.records, job->path() + "/" + kMpsRecords);
+            m.user = c.user;
+            m.extra_env = o.extra_env;
+            managed = true;
+            return m;
+        }
+        if (job->user().uid != c.user.uid)
+            return Error{job->user_dir() + " belongs to uid " + std::to_string(job->user().uid) +
+                         ", not to this rank's uid " + std::to_string(c.user.uid)};
+        std::string step = step_key.substr(step_key.rfind('.') == std::string::npos ? 0 : step_key.rfind('.') + 1);
+        c.dir = job->user_dir() + "/step_" + step;
+        c.space_note = job->space_note();
+    } else {
+        // No Prolog hook on this node: the user's own directory in /tmp. Another user can
+        // create that name first; then this fails closed and says what fixes it for good.
+        const std::string base = user_runtime_base(c.user.uid);
+        if (auto s = make_private_dir(base); !s)
+            return Error{s.error().message + " (another user may have created it; the Prolog hook "
+                         "etc/prolog.d/xpart-mps.sh gives each job a directory only root can make)"};
+        c.dir = base + "/job-" + step_key;
+    }
+    c.records = file_record_store(c.dir + "/daemons");
+    return c;
+}
+
+std::vector<pid_t> prune_members(const std::string& step_dir) {
+    std::vector<pid_t> live;
+    std::error_code ec;
+    for (const auto& m : fs::directory_iterator(step_dir + "/members", ec)) {
+        auto pid = parse_u64(std::string(m.path().filename()));
+        // A member is a rank of this user: a zombie, or another user's process under a reused
+        // pid, is not one (kill(pid, 0) counted both as alive).
+        std::optional<ProcessIdentity> id;
+        if (pid && *pid < (1u << 30)) id = identify(static_cast<pid_t>(*pid));
+        if (id && id->uid == getuid())
+            live.push_back(static_cast<pid_t>(*pid));
+        else
+            fs::remove(m.path(), ec);
+    }
+    return live;
+}
+
+Result<MpsSession> MpsSession::join(const MpsConfig& config, bool managed,
+                                    const std::vector<MpsInstance>& instances) {
+    auto s = join_step(config, managed, instances);
+    // ENOSPC from anywhere below the job's directory: say which job's directory is full.
+    if (!s && !config.space_note.empty() &&
+        s.error().message.find(std::strerror(ENOSPC)) != std::string::npos)
+        return Error{s.error().message + " (" + config.space_note + ")"};
+    return s;
+}
+
+Result<MpsSession> MpsSession::join_step(const MpsConfig& config, bool managed,
+                                         const std::vector<MpsInstance>& instances) {
+    MpsSession s;
+    s.config_ = config;
+    s.pid_ = getpid();
+    s.managed_ = managed;
+    if (!managed) {
+        auto lock = StepLock::acquire(config.dir);
+        if (!lock) return lock.error();
+        prune_members(config.dir);
+        // Starts only what is not running: the first rank starts all, a later one restarts
+        // nothing unless a daemon is missing.
+        auto started = start_daemons(config, instances);
+        if (!started) {
+            // Nothing half-started stays behind when no other rank uses the daemons.
+            if (prune_members(config.dir).empty()) (void)stop_daemons(config);
+            return started.error();
+        }
+        s.warnings_ = started->warnings;
+        if (auto st = make_private_dir(config.dir + "/members"); !st) return st.error();
+        const std::string member = config.dir + "/members/" + std::to_string(s.pid_);
+        int fd = open(member.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            Error e{member + ": " + std::strerror(errno)};
+            if (prune_members(config.dir).empty()) (void)stop_daemons(config);
+            return e;
+        }
+        close(fd);
+    }
+    s.joined_ = true;
+    // The Prolog returned only once its daemons answered: that they still run is enough (and
+    // ranks need not know which control program root used).
+    if (managed) {
+        for (const auto& inst : instances)
+            if (!live_daemon(config, inst.name))
+                return Error{"the Prolog's MPS control daemon for " + inst.uuid + " is not running"};
+        return s;
+    }
+    if (auto st = wait_ready(config, instances); !st) {
+        (void)s.leave();
+        return st.error();
+    }
+    return s;
+}
+
+Status MpsSession::leave() {
+    if (!joined_ || managed_) {
+        joined_ = false;
+        return ok_status();
+    }
+    joined_ = false;
+    auto lock = StepLock::acquire(config_.dir);
+    if (!lock) return lock.error();
+    std::error_code ec;
+    fs::remove(config_.dir + "/members/" + std::to_string(pid_), ec);
+    if (!prune_members(config_.dir).empty()) return ok_status();
+    auto r = stop_daemons(config_);
+    std::string errors;
+    for (const auto& n : r.survivors) errors += (errors.empty() ? "" : "; ") + n;
+    fs::remove_all(config_.dir, ec);
+    if (!errors.empty()) return Error{errors};
+    return ok_status();
+}
+
+}  // namespace xpart::launch

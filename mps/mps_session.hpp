@@ -1,0 +1,53 @@
+// A rank's share of the job's MPS daemons (xpart launch --mps).
+// - When the Prolog started them (root's records in the job directory), ranks only wait until
+//   each answers and use them; when the Prolog's start failed, ranks fail with its reason.
+// - Otherwise the ranks of a step run their own, as the user, in a step directory: the
+//   job directory's user leaf (<run dir>/job_<id>/user/step_<s>, made by root's Prolog and
+//   closed to others) or, without the Prolog hook, /tmp/xpart-mps-<uid>/job-<id>.<step>.
+//   The first rank in starts them under the directory's flock; the last out (pids of killed
+//   ranks are pruned) stops them; the Epilog stops what killed ranks left.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "libxpart/env_map.hpp"
+#include "mps/mps.hpp"
+#include "mps/root/mps_job.hpp"
+
+namespace xpart::launch {
+
+// The config a rank uses: root's daemons when the Prolog started them, else the step's own.
+// `job_id` (SLURM_JOB_ID; empty outside Slurm) and `step_key` ("<job>.<step>", or the MPI
+// launcher's job) pick the directory.
+Result<MpsConfig> rank_mps_config(const MpsJobOptions& o, const std::string& job_id,
+                                  const std::string& step_key, bool& managed);
+
+class MpsSession {
+public:
+    static Result<MpsSession> join(const MpsConfig& config, bool managed,
+                                   const std::vector<MpsInstance>& instances);
+    // Leaves; the last member stops the daemons. Idempotent.
+    Status leave();
+
+    bool managed() const { return managed_; }
+    const MpsConfig& config() const { return config_; }
+    // What the start noticed without failing (printed by the caller).
+    const std::vector<std::string>& warnings() const { return warnings_; }
+
+private:
+    static Result<MpsSession> join_step(const MpsConfig& config, bool managed,
+                                        const std::vector<MpsInstance>& instances);
+    MpsConfig config_;
+    bool managed_ = false;
+    bool joined_ = false;
+    pid_t pid_ = -1;
+    std::vector<std::string> warnings_;
+};
+
+// Live members (rank pids) of a step directory; dead ones are removed.
+std::vector<pid_t> prune_members(const std::string& step_dir);
+
+}  // namespace xpart::launch

@@ -1,0 +1,82 @@
+#include "process/process_identity.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+#include <sstream>
+
+#include "libxpart/text.hpp"
+
+namespace xpart::launch {
+namespace {
+
+std::string first_line(const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    return line;
+}
+
+std::optional<uid_t> real_uid(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("Uid:", 0) == 0) {
+            std::istringstream fields(line.substr(4));
+            unsigned long long uid;
+            if (fields >> uid) return static_cast<uid_t>(uid);
+        }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ProcessIdentity> identify(pid_t pid) {
+    if (pid <= 0) return std::nullopt;
+    // The command name may hold spaces and parentheses: fields start after the last ')'.
+    const std::string stat = first_line("/proc/" + std::to_string(pid) + "/stat");
+    auto paren = stat.rfind(')');
+    if (paren == std::string::npos) return std::nullopt;
+    std::istringstream fields(stat.substr(paren + 1));
+    std::string state, skip;
+    fields >> state;  // field 3
+    if (state.empty() || state == "Z" || state == "X") return std::nullopt;
+    for (int field = 4; field < 22; ++field) fields >> skip;
+    unsigned long long start = 0;
+    if (!(fields >> start)) return std::nullopt;
+    auto uid = real_uid(pid);
+    if (!uid) return std::nullopt;
+    return ProcessIdentity{pid, start, *uid};
+}
+
+bool still_running(const ProcessIdentity& id) {
+    auto now = identify(id.pid);
+    return now && now->start_time == id.start_time && now->uid == id.uid;
+}
+
+bool signal_if_same(const ProcessIdentity& id, int sig) {
+    int fd = static_cast<int>(syscall(SYS_pidfd_open, id.pid, 0));
+    if (fd < 0) return false;
+    bool sent = still_running(id) && syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0) == 0;
+    close(fd);
+    return sent;
+}
+
+std::string format_identity(const ProcessIdentity& id) {
+    return std::to_string(id.pid) + " " + std::to_string(id.start_time) + " " +
+           std::to_string(id.uid);
+}
+
+std::optional<ProcessIdentity> parse_identity(const std::string& text) {
+    std::istringstream in(text);
+    std::string words[3], extra;
+    if (!(in >> words[0] >> words[1] >> words[2]) || (in >> extra)) return std::nullopt;
+    auto pid = parse_u64(words[0]), start = parse_u64(words[1]), uid = parse_u64(words[2]);
+    if (!pid || !start || !uid || *pid == 0 || *pid >= (1u << 30) || *uid >= (1ull << 32))
+        return std::nullopt;
+    return ProcessIdentity{static_cast<pid_t>(*pid), *start, static_cast<uid_t>(*uid)};
+}
+
+}  // namespace xpart::launch

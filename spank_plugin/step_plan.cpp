@@ -1,0 +1,131 @@
+#include "spank_plugin/step_plan.hpp"
+
+#include "binding/node_source.hpp"
+#include "binding/topology.hpp"
+#include "libxpart/node_cache.hpp"
+#include "libxpart/text.hpp"
+
+namespace xpart::launch {
+namespace {
+
+Result<Node> load_node(const RootFs& root) {
+    if (auto cached = read_node_cache(root)) return cached;
+    DiscoveryOptions options;
+    options.root = root;
+    return discover(options);
+}
+
+// NVIDIA partitions must be the ones CUDA_VISIBLE_DEVICES names, in the same order: a cache
+// that no longer matches the records slurmd registered must not bind anything.
+Status check_uuids(const Node& node, const Allotment& a, const EnvMap& env) {
+    const std::string* cuda = env_get(env, "CUDA_VISIBLE_DEVICES");
+    std::vector<std::string> tokens = cuda ? split(*cuda, ',') : std::vector<std::string>{};
+    std::size_t k = 0;
+    for (const auto& p : a.partitions) {
+        const Gpu& gpu = node.gpus[p.gpu];
+        if (gpu.vendor != Vendor::Nvidia) continue;
+        const std::string& uuid = gpu.partitions[p.partition].uuid;
+        if (k >= tokens.size() || trim(tokens[k]) != uuid)
+            return Error{"SLURM_STEP_GPUS names " + uuid + " but CUDA_VISIBLE_DEVICES is '" +
+                         (cuda ? *cuda : std::string()) +
+                         "': the node changed since slurmd started (restart slurmd)"};
+        ++k;
+    }
+    return ok_status();
+}
+
+}  // namespace
+
+Result<Allotment> allotment_from_records(const Node& node, const std::string& step_gpus) {
+    std::vector<AllottedPartition> by_record;
+    for (std::size_t g = 0; g < node.gpus.size(); ++g) {
+        if (node.gpus[g].mode == PartitionMode::MigPending) continue;
+        for (std::size_t p = 0; p < node.gpus[g].partitions.size(); ++p)
+            by_record.push_back({g, p, ""});
+    }
+    Allotment a;
+    a.variable = "SLURM_STEP_GPUS";
+    for (const auto& raw : split(step_gpus, ',')) {
+        const std::string token = trim(raw);
+        auto index = parse_u64(token);
+        if (!index || *index >= by_record.size())
+            return Error{"SLURM_STEP_GPUS=" + step_gpus + ": '" + token +
+                         "' is not one of this node's " + std::to_string(by_record.size()) +
+                         " gres/gpu records"};
+        AllottedPartition part = by_record[*index];
+        part.token = token;
+        a.partitions.push_back(part);
+    }
+    if (a.partitions.empty()) return Error{"SLURM_STEP_GPUS is empty: the step has no GPU"};
+    return a;
+}
+
+Result<StepPlan> plan_step(const RootFs& root, const EnvMap& step_env, int local_tasks, StepBind bind) {
+    const std::string* step_gpus = env_get(step_env, "SLURM_STEP_GPUS");
+    if (!step_gpus) return Error{"the step has no GPU on this node (SLURM_STEP_GPUS unset)"};
+    auto node = load_node(root);
+    if (!node) return node.error();
+    auto allotment = allotment_from_records(*node, *step_gpus);
+    if (!allotment) return allotment.error();
+    if (auto s = check_uuids(*node, *allotment, step_env); !s) return s.error();
+
+    MapOptions options;
+    options.bind = bind == StepBind::Closest ? BindPolicy::Closest : BindPolicy::None;
+    std::optional<Topology> topology;
+    if (options.bind == BindPolicy::Closest) {
+        auto t = Topology::load("", root.root());
+        if (!t) return t.error();
+        topology.emplace(std::move(*t));
+        options.allowed_cpus = topology->allowed_cpus();
+    }
+    StepPlan step;
+    step.bind = bind;
+    step.step_gpus = split(*step_gpus, ',');
+    for (auto& s : step.step_gpus) s = trim(s);
+    auto plan = plan_node(*node, std::move(*allotment), topology ? &*topology : nullptr,
+                          local_tasks, options);
+    if (!plan) return plan.error();
+    step.plan = std::move(*plan);
+    step.node = std::move(*node);
+    return step;
+}
+
+const Partition& task_partition(const StepPlan& step, int local_id) {
+    const auto& a = step.plan.allotment.partitions[step.plan.assignments.at(static_cast<std::size_t>(local_id)).slot];
+    return step.node.gpus[a.gpu].partitions[a.partition];
+}
+
+std::vector<AllottedPartition> used_partitions(const StepPlan& step) {
+    std::vector<AllottedPartition> used;
+    for (const auto& a : step.plan.assignments) used.push_back(step.plan.allotment.partitions[a.slot]);
+    return used;
+}
+
+std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap& step_env,
+                                bool confined, const DeviceOpenable& openable) {
+    const RankAssignment& me = step.plan.assignments.at(static_cast<std::size_t>(local_id));
+    AllottedPartition mine = step.plan.allotment.partitions[me.slot];
+    const bool nvidia = step.node.gpus[mine.gpu].vendor == Vendor::Nvidia;
+    if (!nvidia && !confined) {
+        // Unconfined, the task sees what Slurm's cgroup leaves it: ROCm's index counts those.
+        auto index = rocr_index(step.node, mine, openable);
+        mine.token = index ? std::to_string(*index) : std::string(kBindNothing);
+    }
+    EnvMap env = narrow_env(step_env, step.node, mine, confined);
+    env["SLURM_STEP_GPUS"] = step.step_gpus.at(me.slot);
+    // What the whole step holds on this node, for programs that look beyond their own.
+    if (const std::string* all = env_get(step_env, "SLURM_STEP_GPUS")) env["XPART_STEP_GPUS"] = *all;
+    if (!me.cpus.empty()) env["XPART_CPUS"] = format_cpu_list(me.cpus);
+    apply_nic_env(env, step.node.gpus[mine.gpu], step.nic);
+
+    std::vector<EnvChange> changes;
+    for (const auto& [name, value] : env) {
+        const std::string* before = env_get(step_env, name);
+        if (!before || *before != value) changes.push_back({name, value});
+    }
+    for (const auto& [name, value] : step_env)
+        if (!env.count(name)) changes.push_back({name, std::nullopt});
+    return changes;
+}
+
+}  // namespace xpart::launch

@@ -1,0 +1,56 @@
+// A step's binding as the SPANK plugin computes it: once per step in slurmstepd, before the
+// tasks are forked, so every task inherits the whole plan and none computes anything.
+// - The node is the gres plugin's cache (discovery when there is none).
+// - The step's partitions come from SLURM_STEP_GPUS, the gres plugin's record indices: in
+//   slurmstepd the ROCR indices cannot be resolved (they count what the task's device cgroup
+//   leaves visible), while record indices name partitions on both vendors. NVIDIA UUIDs in
+//   CUDA_VISIBLE_DEVICES must agree, or the step is refused.
+// - Each local task gets one partition (binding/mapping.hpp: block sharing when there are
+//   fewer, NUMA grouping and CPUs near it for Closest).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "binding/allotment.hpp"
+#include "libxpart/env_map.hpp"
+#include "binding/nic_env.hpp"
+#include "binding/rank_plan.hpp"
+#include "spank_plugin/step_options.hpp"
+#include "libxpart/gres_env.hpp"
+#include "libxpart/node.hpp"
+#include "libxpart/root_fs.hpp"
+
+namespace xpart::launch {
+
+struct StepPlan {
+    Node node;
+    NodePlan plan;  // allotment (step order), slots, one assignment per local task
+    StepBind bind = StepBind::None;
+    std::vector<std::string> step_gpus;  // SLURM_STEP_GPUS entries, parallel to the allotment
+    NicBind nic = NicBind::None;         // each task's RDMA NIC (nic_env.hpp)
+};
+
+// The step's partitions by gres record index ("0,3,5"): index i is the i-th partition of
+// the node in the gres plugin's record order (GPUs with a pending MIG change have none).
+Result<Allotment> allotment_from_records(const Node& node, const std::string& step_gpus);
+
+// Error: one line naming what is missing or inconsistent (no cache and no discovery, no
+// SLURM_STEP_GPUS, a UUID that disagrees, more tasks than any map can place).
+Result<StepPlan> plan_step(const RootFs& root, const EnvMap& step_env, int local_tasks, StepBind bind);
+
+// The partition local task `local_id` runs on.
+const Partition& task_partition(const StepPlan& step, int local_id);
+// Every partition the step's tasks use, in task order (MPS needs their instances).
+std::vector<AllottedPartition> used_partitions(const StepPlan& step);
+
+// What task `local_id`'s environment must say: the vendor list (CUDA_VISIBLE_DEVICES or
+// ROCR_VISIBLE_DEVICES: "0" when confined, the task's cgroup leaving ROCm one agent; else its
+// place among the XCPs the task can open, `openable` probing from inside the task),
+// GPU_DEVICE_ORDINAL the same, SLURM_STEP_GPUS its record index, XPART_STEP_GPUS the step's,
+// XPART_PARTITION, XPART_CPUS when it is pinned, and its GPU's RDMA NIC when `step.nic` asks. Variables that would name other partitions are unset.
+std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap& step_env,
+                                bool confined, const DeviceOpenable& openable);
+
+}  // namespace xpart::launch

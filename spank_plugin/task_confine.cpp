@@ -1,0 +1,101 @@
+#include "spank_plugin/task_confine.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <regex>
+
+#include "cgroup/device_cgroup.hpp"
+#include "cgroup/layout.hpp"
+#include "cgroup/rank_leftover.hpp"
+#include "cgroup/v1_device_controller.hpp"
+#include "binding/rank_cgroup.hpp"
+#include "libxpart/text.hpp"
+
+namespace xpart::launch {
+namespace {
+
+// Slurm's task cgroup ("…/step_0/task_3").
+bool is_task_cgroup(const std::string& dir) {
+    static const std::regex task(R"(.*/step_[0-9]+/task_[0-9]+$)");
+    return std::regex_match(dir, task);
+}
+
+// Slurm's v1 cgroup plugin makes the step's and the task's directories the job user's
+// (common_cgroup_instantiate chowns them), so a task could mkdir a sibling of its own cgroup
+// in the step directory (it inherits the step's wider rules) and move itself there. Root takes
+// both directories back before the task runs: then the user can make no cgroup below the
+// step; joining an existing one still needs its root-owned cgroup.procs. Slurm works on them
+// as root and removes them as before.
+Status take_back(const std::string& dir) {
+    int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return Error{"cgroup " + dir + ": " + std::strerror(errno)};
+    struct stat st;
+    int rc = fstat(fd, &st);
+    if (rc == 0 && st.st_uid != 0) rc = fchown(fd, 0, 0);
+    int err = errno;
+    close(fd);
+    if (rc != 0) return Error{"cgroup " + dir + ": cannot make it root's: " + std::strerror(err)};
+    return ok_status();
+}
+
+}  // namespace
+
+Result<std::string> confine_task(const Node& node, const Partition& mine, pid_t task, unsigned local_id) {
+    const std::string who = "--xpart-confine: task " + std::to_string(local_id) + ": ";
+    RootFs live("/");
+    auto mountinfo = live.read("/proc/self/mountinfo");
+    auto cgroups = live.read("/proc/" + std::to_string(task) + "/cgroup");
+    if (!mountinfo) return Error{who + mountinfo.error().message};
+    if (!cgroups) return Error{who + cgroups.error().message};
+    auto layout = cgroup::parse_cgroup_layout(*mountinfo, *cgroups, "/proc/self/mountinfo",
+                                              "/proc/" + std::to_string(task) + "/cgroup");
+    if (!layout) return Error{who + layout.error().message};
+    const cgroup::Hierarchy h = layout->preferred();
+    // Slurm's own v1 task cgroup: narrowed in place (Slurm removes it with the step), which
+    // costs no cgroup of ours to make, enter and remove per task.
+    if (h == cgroup::Hierarchy::V1 && is_task_cgroup(layout->own(h))) {
+        const std::string task_dir = layout->own(h);
+        for (const auto& dir : {task_dir.substr(0, task_dir.rfind('/')), task_dir})
+            if (auto s = take_back(dir); !s) return Error{who + s.error().message};
+        if (auto s = cgroup::narrow_in_place(task_dir, rank_rule_set(node, mine)); !s)
+            return Error{who + s.error().message};
+        return std::string();
+    }
+    auto cg = cgroup::DeviceCgroup::create(h, layout->own(h),
+                                           cgroup::rank_cgroup_name(local_id, getpid()));
+    if (!cg) return Error{who + cg.error().message};
+    Status s = cg->apply(rank_rule_set(node, mine));
+    if (s) s = cg->move(task);
+    if (!s) {
+        (void)cg->remove();
+        return Error{who + s.error().message};
+    }
+    return cg->path();
+}
+
+Status release_task(const std::string& dir) {
+    auto layout = cgroup::detect_cgroup_layout(RootFs("/"));
+    if (!layout) return layout.error();
+    const cgroup::Hierarchy h =
+        !layout->v1_devices_mount.empty() && dir.rfind(layout->v1_devices_mount, 0) == 0
+            ? cgroup::Hierarchy::V1 : cgroup::Hierarchy::V2;
+    auto cg = cgroup::DeviceCgroup::open(h, dir);
+    if (!cg) return cg.error();
+    // A process the task left behind (a daemon it forked) goes back to the step's cgroup: it
+    // dies with the step, and the step's cgroup must be empty of children for Slurm.
+    if (auto procs = RootFs("/").read(dir + "/cgroup.procs");
+        procs && !procs->empty()) {
+        auto parent = cgroup::DeviceCgroup::open(h, dir.substr(0, dir.rfind('/')));
+        if (!parent) return parent.error();
+        for (const auto& line : split(*procs, '\n'))
+            if (auto pid = parse_u64(trim(line)))
+                (void)parent->move(static_cast<pid_t>(*pid));  // it may have exited meanwhile
+    }
+    return cg->remove();
+}
+
+}  // namespace xpart::launch
