@@ -17,11 +17,9 @@ cgroup::DeviceRuleSet rank_rule_set(const Node& node, const Partition& mine) {
     return set;
 }
 
-Result<RankCgroup> RankCgroup::create(const Node& node, const Partition& mine, const std::string& name) {
-    // Only a name the sweep recognises can be cleaned up after a SIGKILLed launcher.
-    if (!cgroup::parse_rank_cgroup_name(name))
-        return Error{"--confine=rank: cgroup name '" + name + "' is not of the form " +
-                     cgroup::rank_cgroup_name(0, getpid()) + " (rank, launcher pid)"};
+Result<RankCgroup> RankCgroup::create(const Node& node, const Partition& mine, unsigned rank) {
+    // The name the sweep recognises: a SIGKILLed launcher's cgroup is found by it.
+    const std::string name = cgroup::rank_cgroup_name(rank, getpid());
     // The live system's cgroups, whatever root prefix discovery read the node from.
     auto layout = cgroup::detect_cgroup_layout(RootFs("/"));
     if (!layout) return Error{"--confine=rank: " + layout.error().message};

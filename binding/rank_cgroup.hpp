@@ -30,10 +30,10 @@ class RankCgroup {
 public:
     // Creates <own cgroup>/<name> on the preferred hierarchy and applies rank_rule_set. On
     // any failure nothing is left behind and the error names the cgroup and the step.
-    // `name` must be cgroup::rank_cgroup_name(rank, launcher pid): a launcher killed with
+    // The name is cgroup::rank_cgroup_name(rank, this launcher's pid): a launcher killed with
     // SIGKILL leaves the cgroup behind, and the sweep (cgroup/rank_leftover.hpp) finds it by
     // that name. Leftover siblings are swept first.
-    static Result<RankCgroup> create(const Node& node, const Partition& mine, const std::string& name);
+    static Result<RankCgroup> create(const Node& node, const Partition& mine, unsigned rank);
 
     RankCgroup(RankCgroup&& o) noexcept : cg_(std::move(o.cg_)) { o.cg_.reset(); }
     RankCgroup& operator=(RankCgroup&&) = delete;

@@ -104,14 +104,4 @@ std::vector<unsigned> Topology::allowed_cpus() const {
 
 bool Topology::is_this_system() const { return hwloc_topology_is_thissystem(impl_->topo) != 0; }
 
-Status Topology::bind_process(const std::vector<unsigned>& cpus) const {
-    hwloc_bitmap_t set = hwloc_bitmap_alloc();
-    for (unsigned c : cpus) hwloc_bitmap_set(set, c);
-    int rc = hwloc_set_cpubind(impl_->topo, set, HWLOC_CPUBIND_PROCESS);
-    int err = errno;
-    hwloc_bitmap_free(set);
-    if (rc != 0) return Error{std::string("hwloc_set_cpubind: ") + std::strerror(err)};
-    return ok_status();
-}
-
 }  // namespace xpart::launch

@@ -33,9 +33,6 @@ public:
     // True when the topology describes the machine this runs on (not XML, not a foreign root):
     // only then may its CPU numbers be used for binding.
     bool is_this_system() const;
-    // Binds the calling process to `cpus` (hwloc_set_cpubind, whole process). Only meaningful
-    // for a topology of this machine.
-    Status bind_process(const std::vector<unsigned>& cpus) const;
 
     struct Impl;  // hwloc handle; public so the loader helper in topology.cpp can build one
     explicit Topology(std::unique_ptr<Impl> impl);

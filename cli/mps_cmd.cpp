@@ -23,12 +23,10 @@ using namespace xpart::launch;
 
 struct MpsOptions {
     std::string job_id;
-    std::string run_dir = "/run/xpart";
-    std::string control = "nvidia-cuda-mps-control";
+    MpsJobOptions job;  // all but the timeout, which the command line takes in seconds
     long uid = -1;
     long gid = -1;
-    double timeout = 10;
-    unsigned job_dir_mib = 64;
+    double timeout = mps_timeout_seconds(kDefaultMpsTimeout);
     std::string node_json;
 };
 
@@ -38,11 +36,8 @@ int fail(const std::string& what, const std::string& message) {
 }
 
 MpsJobOptions job_options(const MpsOptions& o) {
-    MpsJobOptions j;
-    j.run_dir = o.run_dir;
-    j.control = o.control;
-    j.timeout = std::chrono::milliseconds(static_cast<long>(o.timeout * 1000));
-    j.job_dir_mib = o.job_dir_mib;
+    MpsJobOptions j = o.job;
+    j.timeout = mps_timeout_from_seconds(o.timeout);
     return j;
 }
 
@@ -112,7 +107,7 @@ int run_stop(const MpsOptions& o) {
 int run_status(const MpsOptions& o) {
     int rc = 0;
     if (!check_job(o, "status", rc)) return rc;
-    auto job = JobDir::open(o.run_dir, o.job_id);
+    auto job = JobDir::open(o.job.run_dir, o.job_id);
     if (!job) return fail("status", job.error().message);
     if (!*job || !(*job)->has_file(kMpsRecords)) {
         std::cout << "job " << o.job_id << ": no MPS daemons\n";
@@ -150,15 +145,15 @@ void add_mps_command(CLI::App& app, const GlobalOptions& global, Runner& run) {
     cmd->require_subcommand(1);
     auto common = [o](CLI::App* sub) {
         sub->add_option("--job-id", o->job_id, "the Slurm job")->envname("SLURM_JOB_ID");
-        sub->add_option("--run-dir", o->run_dir, "where root keeps the per-job directories")
+        sub->add_option("--run-dir", o->job.run_dir, "where root keeps the per-job directories")
             ->envname("XPART_RUN_DIR")
             ->capture_default_str();
-        sub->add_option("--mps-control", o->control, "the nvidia-cuda-mps-control program")
+        sub->add_option("--mps-control", o->job.control, "the nvidia-cuda-mps-control program")
             ->envname("XPART_MPS_CONTROL")
             ->capture_default_str();
         sub->add_option("--timeout", o->timeout, "seconds to wait for each daemon")
-            ->check(CLI::Range(0.01, 3600.0));
-        sub->add_option("--job-dir-size", o->job_dir_mib,
+            ->check(CLI::Range(kMinMpsTimeoutSeconds, kMaxMpsTimeoutSeconds));
+        sub->add_option("--job-dir-size", o->job.job_dir_mib,
                         "MiB of the job's own directory (a tmpfs), the most a job's user can fill")
             ->envname("XPART_JOB_DIR_SIZE")
             ->check(CLI::Range(1u, 65536u))

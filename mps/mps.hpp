@@ -23,6 +23,7 @@
 #include "binding/allotment.hpp"
 #include "process/credentials.hpp"
 #include "libxpart/env_map.hpp"
+#include "mps/mps_options.hpp"
 #include "mps/root/mps_cgroups.hpp"
 #include "process/process_identity.hpp"
 #include "libxpart/node.hpp"
@@ -66,11 +67,11 @@ struct RecordStore {
 RecordStore file_record_store(const std::string& path);
 
 struct MpsConfig {
-    std::string control = "nvidia-cuda-mps-control";  // --mps-control / XPART_MPS_CONTROL
+    std::string control = kDefaultMpsControl;
     std::string dir;           // the user's: <dir>/<instance>/{pipe,log}
     RecordStore records;       // the daemons started
     Credentials user;          // daemons, and every command inside `dir`, run as this user
-    std::chrono::milliseconds timeout{10000};  // readiness / quit deadline per step
+    std::chrono::milliseconds timeout = kDefaultMpsTimeout;  // readiness / quit deadline per step
     EnvMap extra_env;          // added to the daemons' minimal environment (tests only)
     // Root's daemons: each daemon, its servers and root's control commands for it run in the
     // cgroup mps_cgroup_name(cgroup_scope, instance) (mps_cgroups.hpp), and stopping ends that

@@ -200,4 +200,19 @@ Status MpsSession::leave() {
     return ok_status();
 }
 
+Result<EnvMap> mps_rank_env(const Node& node, const MpsConfig& config,
+                            const std::vector<AllottedPartition>& used, const AllottedPartition& mine) {
+    auto instance = mps_instance_of(node, mine);
+    if (!instance) return instance.error();
+    int sharers = 0;
+    for (const auto& u : used) {
+        auto other = mps_instance_of(node, u);
+        sharers += other && other->name == instance->name;
+    }
+    EnvMap env{{"CUDA_MPS_PIPE_DIRECTORY", mps_pipe_dir(config, instance->name)},
+               {"CUDA_MPS_LOG_DIRECTORY", mps_log_dir(config, instance->name)}};
+    if (sharers > 1) env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(100 / sharers);
+    return env;
+}
+
 }  // namespace xpart::launch

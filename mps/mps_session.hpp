@@ -25,6 +25,12 @@ namespace xpart::launch {
 Result<MpsConfig> rank_mps_config(const MpsJobOptions& o, const std::string& job_id,
                                   const std::string& step_key, bool& managed);
 
+// What a rank's environment says of MPS: its GPU instance's daemon (pipe and log directories)
+// and, when several local ranks (`used`, one entry per rank) share that instance, an even
+// share of its threads. Both front ends (xpart launch, the SPANK plugin's tasks) use it.
+Result<EnvMap> mps_rank_env(const Node& node, const MpsConfig& config,
+                            const std::vector<AllottedPartition>& used, const AllottedPartition& mine);
+
 class MpsSession {
 public:
     static Result<MpsSession> join(const MpsConfig& config, bool managed,

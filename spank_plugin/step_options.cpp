@@ -66,20 +66,21 @@ Result<StepOptions> parse_site_args(const std::vector<std::string>& args) {
             o.nic = *n;
         } else if (key == "run_dir") {
             if (value.empty() || value[0] != '/') return fail("expected an absolute path");
-            o.run_dir = value;
+            o.mps_job.run_dir = value;
         } else if (key == "mps_control") {
             if (value.empty()) return fail("expected a program");
-            o.mps_control = value;
+            o.mps_job.control = value;
         } else if (key == "mps_timeout") {
             char* end = nullptr;
             const double seconds = std::strtod(value.c_str(), &end);
-            if (value.empty() || *end || !std::isfinite(seconds) || seconds < 0.01 || seconds > 3600)
+            if (value.empty() || *end || !std::isfinite(seconds) || seconds < kMinMpsTimeoutSeconds ||
+                seconds > kMaxMpsTimeoutSeconds)
                 return fail("expected seconds between 0.01 and 3600");
-            o.mps_timeout = std::chrono::milliseconds(static_cast<long>(seconds * 1000));
+            o.mps_job.timeout = mps_timeout_from_seconds(seconds);
         } else if (key == "job_dir_size") {
             auto mib = parse_u64(value);
             if (!mib || *mib < 1 || *mib > 65536) return fail("expected MiB between 1 and 65536");
-            o.job_dir_mib = static_cast<unsigned>(*mib);
+            o.mps_job.job_dir_mib = static_cast<unsigned>(*mib);
         } else {
             return fail("unknown key (bind, confine, mps, nic, run_dir, mps_control, mps_timeout, job_dir_size)");
         }

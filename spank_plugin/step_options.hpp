@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "binding/nic_env.hpp"
+#include "mps/mps_options.hpp"
 #include "libxpart/result.hpp"
 
 namespace xpart::launch {
@@ -28,10 +29,7 @@ struct StepOptions {
     bool mps = false;  // one MPS control daemon per MIG GPU instance the step uses
     NicBind nic = NicBind::None;  // each task's RDMA NIC in NCCL_IB_HCA, UCX_NET_DEVICES
     // Site only (plugstack.conf): root acts there, so a user must not choose them.
-    std::string run_dir = "/run/xpart";
-    std::string mps_control = "nvidia-cuda-mps-control";
-    std::chrono::milliseconds mps_timeout{10000};
-    unsigned job_dir_mib = 64;  // each job's user/ tmpfs (job_dir.hpp)
+    MpsJobOptions mps_job;
 
     // Confinement, MPS and a NIC need a per-task choice: each alone binds one partition per
     // task (a task's NIC is its partition's GPU's).

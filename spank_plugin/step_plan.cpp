@@ -1,7 +1,7 @@
 #include "spank_plugin/step_plan.hpp"
 
 #include "binding/node_source.hpp"
-#include "binding/topology.hpp"
+#include "binding/locality.hpp"
 #include "libxpart/node_cache.hpp"
 #include "libxpart/text.hpp"
 
@@ -71,18 +71,13 @@ Result<StepPlan> plan_step(const RootFs& root, const EnvMap& step_env, int local
 
     MapOptions options;
     options.bind = bind == StepBind::Closest ? BindPolicy::Closest : BindPolicy::None;
-    std::optional<Topology> topology;
-    if (options.bind == BindPolicy::Closest) {
-        auto t = Topology::load("", root.root());
-        if (!t) return t.error();
-        topology.emplace(std::move(*t));
-        options.allowed_cpus = topology->allowed_cpus();
-    }
+    auto topology = load_locality(options, "", root.root());
+    if (!topology) return topology.error();
     StepPlan step;
     step.bind = bind;
     step.step_gpus = split(*step_gpus, ',');
     for (auto& s : step.step_gpus) s = trim(s);
-    auto plan = plan_node(*node, std::move(*allotment), topology ? &*topology : nullptr,
+    auto plan = plan_node(*node, std::move(*allotment), *topology ? &**topology : nullptr,
                           local_tasks, options);
     if (!plan) return plan.error();
     step.plan = std::move(*plan);

@@ -1,7 +1,7 @@
 #include "spank_plugin/step_session.hpp"
 
-#include <sched.h>
-
+#include "binding/locality.hpp"
+#include "mps/mps_session.hpp"
 #include "mps/root/mps_job.hpp"
 #include "spank_plugin/task_confine.hpp"
 #include "libxpart/text.hpp"
@@ -9,31 +9,13 @@
 namespace xpart::launch {
 namespace {
 
-MpsJobOptions job_options(const StepOptions& o) {
-    MpsJobOptions j;
-    j.run_dir = o.run_dir;
-    j.control = o.mps_control;
-    j.timeout = o.mps_timeout;
-    j.job_dir_mib = o.job_dir_mib;
-    return j;
-}
-
 // Closest: the task's CPUs near its partition, within what Slurm already gave it.
 Status pin(pid_t task, const std::vector<unsigned>& cpus, std::vector<std::string>& notes) {
-    cpu_set_t current;
-    if (sched_getaffinity(task, sizeof(current), &current) != 0)
-        return Error{"sched_getaffinity of task pid " + std::to_string(task) + " failed"};
-    cpu_set_t want;
-    CPU_ZERO(&want);
-    for (unsigned c : cpus)
-        if (c < CPU_SETSIZE && CPU_ISSET(c, &current)) CPU_SET(c, &want);
-    if (CPU_COUNT(&want) == 0) {
+    auto pinned = pin_within_allocation(task, cpus);
+    if (!pinned) return pinned.error();
+    if (!*pinned)
         notes.push_back("--xpart-bind=closest: none of CPUs " + format_cpu_list(cpus) +
                         " near the task's partition is in its allocation; left as Slurm set it");
-        return ok_status();
-    }
-    if (sched_setaffinity(task, sizeof(want), &want) != 0)
-        return Error{"sched_setaffinity of task pid " + std::to_string(task) + " failed"};
     return ok_status();
 }
 
@@ -60,7 +42,7 @@ Result<StepSession> StepSession::begin(const StepOptions& options, const RootFs&
         auto instances = mps_instances(s.plan_->node, used_partitions(*s.plan_));
         if (!instances) return Error{"--xpart-mps: " + instances.error().message};
         MpsStartReport report;
-        auto config = start_step_daemons(job_options(options), id.job_id, id.step_id, id.user,
+        auto config = start_step_daemons(options.mps_job, id.job_id, id.step_id, id.user,
                                          *instances, s.mps_managed_, report);
         if (!config) return Error{"--xpart-mps: " + config.error().message};
         s.mps_ = std::move(*config);
@@ -89,18 +71,9 @@ std::vector<EnvChange> StepSession::env(int local_id, const EnvMap& task_env) co
     if (mps_) {
         const auto& used = plan_->plan.allotment.partitions[plan_->plan.assignments.at(
             static_cast<std::size_t>(local_id)).slot];
-        auto mine = mps_instance_of(plan_->node, used);
-        if (mine) {
-            int sharers = 0;
-            for (const auto& u : used_partitions(*plan_)) {
-                auto inst = mps_instance_of(plan_->node, u);
-                sharers += inst && inst->name == mine->name;
-            }
-            changes.push_back({"CUDA_MPS_PIPE_DIRECTORY", mps_pipe_dir(*mps_, mine->name)});
-            changes.push_back({"CUDA_MPS_LOG_DIRECTORY", mps_log_dir(*mps_, mine->name)});
-            if (sharers > 1)
-                changes.push_back({"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", std::to_string(100 / sharers)});
-        }
+        // begin() found every used partition's instance, so this cannot fail.
+        if (auto mps = mps_rank_env(plan_->node, *mps_, used_partitions(*plan_), used))
+            for (auto& [name, value] : *mps) changes.push_back({name, value});
     }
     return changes;
 }
@@ -118,7 +91,7 @@ std::vector<std::string> StepSession::end() {
     while (!cgroups_.empty())
         if (auto s = task_ended(cgroups_.begin()->first); !s) problems.push_back(s.error().message);
     if (mps_ && !mps_managed_) {
-        auto r = stop_step_daemons(job_options(options_), id_.job_id, id_.step_id);
+        auto r = stop_step_daemons(options_.mps_job, id_.job_id, id_.step_id);
         problems.insert(problems.end(), r.notes.begin(), r.notes.end());
         for (const auto& s : r.survivors) problems.push_back("MPS daemon survived SIGKILL: " + s);
     }

@@ -235,11 +235,7 @@ XPART_EXPORT int slurm_spank_job_epilog(spank_t sp, int ac, char** av) {
         }
         uint32_t job = 0;
         if (!item(sp, S_JOB_ID, job)) return 0;
-        MpsJobOptions o;
-        o.run_dir = site->run_dir;
-        o.control = site->mps_control;
-        o.timeout = site->mps_timeout;
-        auto r = stop_job_daemons(o, std::to_string(job));
+        auto r = stop_job_daemons(site->mps_job, std::to_string(job));
         for (const auto& n : r.notes) slurm_info("xpart: job %u epilog: %s", job, n.c_str());
         if (!r.ended.empty()) slurm_info("xpart: job %u epilog: %s", job, describe_stop(r).c_str());
         // A failure drains the node (Slurm's "Epilog error"): a daemon root cannot end must

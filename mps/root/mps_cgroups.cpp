@@ -13,11 +13,10 @@
 #include "cgroup/device_cgroup.hpp"
 #include "cgroup/rank_leftover.hpp"
 #include "mps/root/job_dir.hpp"
+#include "mps/mps_options.hpp"
 
 namespace xpart::launch {
 namespace {
-
-constexpr const char* kDefaultRunDir = "/run/xpart";
 
 std::string group_name(const std::string& run_dir) {
     if (run_dir == kDefaultRunDir) return "xpart";

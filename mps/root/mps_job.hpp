@@ -23,19 +23,12 @@
 
 #include "mps/root/job_dir.hpp"
 #include "mps/mps.hpp"
+#include "mps/mps_options.hpp"
 
 namespace xpart::launch {
 
 constexpr const char* kMpsRecords = "mps";
 constexpr const char* kMpsFailed = "mps.failed";
-
-struct MpsJobOptions {
-    std::string run_dir = "/run/xpart";               // --run-dir / XPART_RUN_DIR
-    std::string control = "nvidia-cuda-mps-control";  // --mps-control / XPART_MPS_CONTROL
-    std::chrono::milliseconds timeout{10000};
-    unsigned job_dir_mib = 64;  // --job-dir-size: the size of each job's user/ (a tmpfs)
-    EnvMap extra_env;  // tests only
-};
 
 // The config of the daemons root starts for the job (records in root's file).
 MpsConfig managed_mps_config(const JobDir& job, const MpsJobOptions& o);

@@ -238,14 +238,12 @@ INSTANTIATE_TEST_SUITE_P(Specs, SimulatedTopologyTest, ::testing::Values("a100-g
                              return n;
                          });
 
-TEST(TopologyTest, ThisMachineBindsWithinAllowed) {
+// Pinning to these CPUs: tests/binding/locality_test.cpp.
+TEST(TopologyTest, ThisMachineIsThisSystem) {
     auto live = Topology::load("", "/");
     ASSERT_TRUE(live.ok()) << live.error().message;
     EXPECT_TRUE(live->is_this_system());
-    auto allowed = live->allowed_cpus();
-    ASSERT_FALSE(allowed.empty());
-    EXPECT_TRUE(live->bind_process({allowed.front()}).ok());
-    EXPECT_TRUE(live->bind_process(allowed).ok());  // undo for the other tests
+    EXPECT_FALSE(live->allowed_cpus().empty());
 }
 
 TEST(NarrowEnvTest, NvidiaGetsOneUuid) {

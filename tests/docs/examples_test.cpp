@@ -110,10 +110,10 @@ TEST(Examples, PlugstackConfLineAndArguments) {
         EXPECT_EQ(o->bind, defaults.bind) << d[1];
         EXPECT_EQ(o->mps, defaults.mps) << d[1];
         EXPECT_EQ(o->nic, defaults.nic) << d[1];
-        EXPECT_EQ(o->run_dir, defaults.run_dir) << d[1];
-        EXPECT_EQ(o->mps_control, defaults.mps_control) << d[1];
-        EXPECT_EQ(o->mps_timeout, defaults.mps_timeout) << d[1];
-        EXPECT_EQ(o->job_dir_mib, defaults.job_dir_mib) << d[1];
+        EXPECT_EQ(o->mps_job.run_dir, defaults.mps_job.run_dir) << d[1];
+        EXPECT_EQ(o->mps_job.control, defaults.mps_job.control) << d[1];
+        EXPECT_EQ(o->mps_job.timeout, defaults.mps_job.timeout) << d[1];
+        EXPECT_EQ(o->mps_job.job_dir_mib, defaults.mps_job.job_dir_mib) << d[1];
     }
 
     ASSERT_EQ(commented_lines.size(), 1u);

@@ -15,9 +15,9 @@ TEST(StepOptionsTest, NoArgumentsAreTheDefaults) {
     EXPECT_EQ(o->bind, StepBind::None);
     EXPECT_FALSE(o->confine.has_value());
     EXPECT_FALSE(o->mps);
-    EXPECT_EQ(o->run_dir, "/run/xpart");
-    EXPECT_EQ(o->mps_control, "nvidia-cuda-mps-control");
-    EXPECT_EQ(o->mps_timeout, milliseconds(10000));
+    EXPECT_EQ(o->mps_job.run_dir, "/run/xpart");
+    EXPECT_EQ(o->mps_job.control, "nvidia-cuda-mps-control");
+    EXPECT_EQ(o->mps_job.timeout, milliseconds(10000));
     EXPECT_FALSE(o->active());
 }
 
@@ -41,9 +41,9 @@ TEST_P(SiteArgsTest, Parses) {
     EXPECT_EQ(o->bind, c.bind);
     EXPECT_EQ(o->confine, c.confine);
     EXPECT_EQ(o->mps, c.mps);
-    EXPECT_EQ(o->run_dir, c.run_dir);
-    EXPECT_EQ(o->mps_control, c.mps_control);
-    EXPECT_EQ(o->mps_timeout, c.timeout);
+    EXPECT_EQ(o->mps_job.run_dir, c.run_dir);
+    EXPECT_EQ(o->mps_job.control, c.mps_control);
+    EXPECT_EQ(o->mps_job.timeout, c.timeout);
 }
 
 const std::string kRun = "/run/xpart", kCtl = "nvidia-cuda-mps-control";
@@ -169,9 +169,9 @@ TEST_P(UserOptionsTest, OverTheSite) {
     EXPECT_EQ(o->confine, c.confine);
     EXPECT_EQ(o->mps, c.mps);
     // What only the site chooses is never a user's.
-    EXPECT_EQ(o->run_dir, site.run_dir);
-    EXPECT_EQ(o->mps_control, site.mps_control);
-    EXPECT_EQ(o->mps_timeout, site.mps_timeout);
+    EXPECT_EQ(o->mps_job.run_dir, site.mps_job.run_dir);
+    EXPECT_EQ(o->mps_job.control, site.mps_job.control);
+    EXPECT_EQ(o->mps_job.timeout, site.mps_job.timeout);
 }
 
 const UserCase kUserCases[] = {

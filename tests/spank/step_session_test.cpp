@@ -39,8 +39,8 @@ protected:
         ASSERT_TRUE(o.ok()) << o.error().message;
         options_ = *o;
         job_.run_dir = run_dir();
-        job_.control = options_.mps_control;
-        job_.timeout = options_.mps_timeout;
+        job_.control = options_.mps_job.control;
+        job_.timeout = options_.mps_job.timeout;
     }
     void TearDown() override { (void)stop_job_daemons(job_, "7"); }
 
