@@ -207,8 +207,9 @@ int gres_p_node_config_load(struct xlist* gres_conf_list, node_config_load_t* no
             char* path = get_extra_conf_path(const_cast<char*>("xpart.conf"));
             auto found = xpart::slurm::discover_node(path, configured, xpart::slurm::kSeries);
             xfree(path);
+            // The core's lines name no plugin: the prefix is Slurm's log's, added here.
             for (const auto& w : found.gres.warnings) info("gres/gpu: %s", w.c_str());
-            for (const auto& e : found.gres.errors) error("%s", e.c_str());
+            for (const auto& e : found.gres.errors) error("gres/gpu: %s", e.c_str());
             g_records = std::move(found.gres.records);
             g_records_text = std::move(found.records_text);
             g_amd_index_mode = found.amd_index_mode;
