@@ -1,5 +1,7 @@
 #include "binding/nic_env.hpp"
 
+#include "libxpart/config_words.hpp"
+
 namespace xpart::launch {
 
 const char* to_string(NicBind n) {
@@ -12,10 +14,9 @@ const char* to_string(NicBind n) {
 }
 
 Result<NicBind> parse_nic_bind(const std::string& value) {
-    if (value == "none") return NicBind::None;
-    if (value == "closest") return NicBind::Closest;
-    if (value == "closest-override") return NicBind::ClosestOverride;
-    return Error{"expected closest, closest-override or none"};
+    return parse_word<NicBind>(value, {{"closest", NicBind::Closest},
+                                       {"closest-override", NicBind::ClosestOverride},
+                                       {"none", NicBind::None}});
 }
 
 void apply_nic_env(EnvMap& env, const Gpu& gpu, NicBind mode) {

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cgroup/device_cgroup.hpp"
+#include "libxpart/proc_stat.hpp"
 #include "libxpart/text.hpp"
 
 namespace xpart::cgroup {
@@ -52,24 +53,26 @@ std::optional<RankCgroupName> parse_rank_cgroup_name(std::string_view name) {
     return RankCgroupName{static_cast<unsigned>(*rank), static_cast<pid_t>(*pid)};
 }
 
+namespace {
+LauncherState launcher_state_of(const ProcStat& stat) {
+    if (stat.gone()) return LauncherState::Gone;
+    return stat.comm == kLauncherComm ? LauncherState::Xpart : LauncherState::NotXpart;
+}
+}  // namespace
+
 std::optional<LauncherState> launcher_state_from_stat(std::string_view stat) {
-    const auto open = stat.find('(');
-    const auto close = stat.rfind(')');
-    if (open == std::string_view::npos || close == std::string_view::npos || close < open ||
-        close + 2 >= stat.size() || stat[close + 1] != ' ')
-        return std::nullopt;
-    const std::string_view comm = stat.substr(open + 1, close - open - 1);
-    const char state = stat[close + 2];
-    if (state == 'Z' || state == 'X' || state == 'x') return LauncherState::Gone;
-    return comm == kLauncherComm ? LauncherState::Xpart : LauncherState::NotXpart;
+    auto parsed = parse_proc_stat(stat);
+    if (!parsed) return std::nullopt;
+    return launcher_state_of(*parsed);
 }
 
 LauncherState launcher_state(const RootFs& proc, pid_t pid) {
-    auto text = proc.read("/proc/" + std::to_string(pid) + "/stat");
-    if (!text) return LauncherState::Gone;  // ENOENT: no such process (ESRCH when it just died)
-    // Unreadable text cannot be the launcher's; treating it as alive would keep the
-    // cgroup forever, and it is empty (checked before the launcher matters).
-    return launcher_state_from_stat(*text).value_or(LauncherState::NotXpart);
+    auto stat = read_proc_stat(proc, pid);
+    // No stat (no such process) is Gone; unreadable text cannot be the launcher's either:
+    // treating it as alive would keep the cgroup forever, and it is empty (checked before
+    // the launcher matters).
+    if (!stat) return LauncherState::Gone;
+    return launcher_state_of(*stat);
 }
 
 Result<std::vector<std::string>> child_dirs(const std::string& dir) {

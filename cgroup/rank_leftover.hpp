@@ -39,8 +39,7 @@ enum class LauncherState {
 };
 // `proc` is the root /proc is read under ("/" on a live node; a temp tree in tests).
 LauncherState launcher_state(const RootFs& proc, pid_t pid);
-// Parses /proc/<pid>/stat text ("<pid> (<comm>) <state> ..."): the comm may hold spaces and
-// parentheses, so it ends at the LAST ')'. nullopt when the text is not of that form.
+// The same from /proc/<pid>/stat text (parse_proc_stat); nullopt when not of that form.
 std::optional<LauncherState> launcher_state_from_stat(std::string_view stat);
 
 // What a cgroup directory holds: processes (lines of cgroup.procs) and child cgroups.

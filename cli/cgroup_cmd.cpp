@@ -40,11 +40,6 @@ struct CgroupOptions {
     bool dry_run = false;
 };
 
-int fail(const std::string& what) {
-    std::cerr << "xpart cgroup: " << what << "\n";
-    return 1;
-}
-
 bool under(const std::string& path, const std::string& mount) {
     return !mount.empty() && path.compare(0, mount.size(), mount) == 0 &&
            (path.size() == mount.size() || path[mount.size()] == '/');
@@ -142,21 +137,21 @@ Result<cgroup::DeviceRuleSet> build_rules(const CgroupOptions& o, const GlobalOp
 
 int run_apply(const CgroupOptions& o, const GlobalOptions& global) {
     if (o.allow.empty() && o.partitions.empty() && !o.baseline)
-        return fail("apply: give --allow, --partitions or --baseline (an empty set would deny every device)");
+        return fail("cgroup", "apply: give --allow, --partitions or --baseline (an empty set would deny every device)");
     std::optional<pid_t> pid;
     if (!o.pid.empty()) {
         auto v = parse_u64(o.pid);
-        if (!v || *v == 0 || *v > 0x3fffffff) return fail("--pid '" + o.pid + "': expected a process id");
+        if (!v || *v == 0 || *v > 0x3fffffff) return fail("cgroup", "--pid '" + o.pid + "': expected a process id");
         pid = static_cast<pid_t>(*v);
     }
     auto set = build_rules(o, global);
-    if (!set) return fail(set.error().message);
+    if (!set) return fail("cgroup", set.error().message);
     auto cg = open_or_create(o);
-    if (!cg) return fail(cg.error().message);
+    if (!cg) return fail("cgroup", cg.error().message);
     // Rules first, then the process: it never runs in the cgroup without them.
-    if (auto st = cg->apply(*set); !st) return fail(st.error().message);
+    if (auto st = cg->apply(*set); !st) return fail("cgroup", st.error().message);
     if (pid)
-        if (auto st = cg->move(*pid); !st) return fail(st.error().message);
+        if (auto st = cg->move(*pid); !st) return fail("cgroup", st.error().message);
     std::cout << "applied " << set->allow.size() << " allow rule(s)"
               << (set->policy == cgroup::DevicePolicy::DenyManaged
                       ? ", " + std::to_string(set->managed.size()) + " managed"
@@ -173,9 +168,9 @@ Result<DeviceCgroup> open_existing(const CgroupOptions& o) {
 
 int run_show(const CgroupOptions& o) {
     auto cg = open_existing(o);
-    if (!cg) return fail(cg.error().message);
+    if (!cg) return fail("cgroup", cg.error().message);
     auto rules = cg->current_rules();
-    if (!rules) return fail(rules.error().message);
+    if (!rules) return fail("cgroup", rules.error().message);
     std::cout << "cgroup " << cg->path() << " (" << to_string(cg->hierarchy()) << ")\n";
     if (!rules->has_value())
         std::cout << "no xpart device rules (every device allowed by this cgroup)\n";
@@ -186,13 +181,13 @@ int run_show(const CgroupOptions& o) {
 
 int run_clear(const CgroupOptions& o) {
     auto cg = open_existing(o);
-    if (!cg) return fail(cg.error().message);
+    if (!cg) return fail("cgroup", cg.error().message);
     if (o.remove) {
-        if (auto st = cg->remove(); !st) return fail(st.error().message);
+        if (auto st = cg->remove(); !st) return fail("cgroup", st.error().message);
         std::cout << "removed " << cg->path() << "\n";
         return 0;
     }
-    if (auto st = cg->clear(); !st) return fail(st.error().message);
+    if (auto st = cg->clear(); !st) return fail("cgroup", st.error().message);
     std::cout << "cleared " << cg->path() << "\n";
     return 0;
 }
@@ -201,17 +196,17 @@ int run_clear(const CgroupOptions& o) {
 constexpr unsigned kSweepDepth = 32;
 
 int run_sweep(const CgroupOptions& o) {
-    if (!o.job.empty() && !o.path.empty()) return fail("sweep: give --job or --cgroup, not both");
+    if (!o.job.empty() && !o.path.empty()) return fail("cgroup", "sweep: give --job or --cgroup, not both");
     if (o.hierarchy != "auto" && o.hierarchy != "v1" && o.hierarchy != "v2")
-        return fail("--hierarchy '" + o.hierarchy + "': expected v1, v2 or auto");
+        return fail("cgroup", "--hierarchy '" + o.hierarchy + "': expected v1, v2 or auto");
     auto layout = cgroup::detect_cgroup_layout(RootFs("/"));
-    if (!layout) return fail(layout.error().message);
+    if (!layout) return fail("cgroup", layout.error().message);
     cgroup::SweepHost host;
     host.dry_run = o.dry_run;
     std::vector<cgroup::SweepEntry> entries;
     if (!o.path.empty()) {
         auto where = resolve(o);
-        if (!where) return fail(where.error().message);
+        if (!where) return fail("cgroup", where.error().message);
         entries = cgroup::sweep_rank_leftovers(where->first, where->second, kSweepDepth, host);
     } else {
         for (Hierarchy h : {Hierarchy::V1, Hierarchy::V2}) {
@@ -222,7 +217,7 @@ int run_sweep(const CgroupOptions& o) {
                 continue;
             }
             auto found = cgroup::sweep_slurm_job(h, layout->mount(h), {o.job, o.node}, host);
-            if (!found) return fail(found.error().message);
+            if (!found) return fail("cgroup", found.error().message);
             entries.insert(entries.end(), found->begin(), found->end());
         }
     }

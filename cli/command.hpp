@@ -18,6 +18,10 @@ struct GlobalOptions {
 // A subcommand's callback stores what to run; main runs it and exits with its status.
 using Runner = std::function<int()>;
 
+// Prints "xpart <subcommand>: <message>" on stderr and returns `status`: each subcommand's
+// error line, spelled once.
+int fail(const std::string& subcommand, const std::string& message, int status = 1);
+
 void add_discover_command(CLI::App& app, const GlobalOptions& global, Runner& run);
 void add_cgroup_command(CLI::App& app, const GlobalOptions& global, Runner& run);
 void add_launch_command(CLI::App& app, const GlobalOptions& global, Runner& run);

@@ -40,11 +40,6 @@ struct DiscoverArgs {
     std::string node_name;
 };
 
-int fail(const std::string& message) {
-    std::cerr << "xpart discover: " << message << "\n";
-    return kExitError;
-}
-
 std::string short_hostname() {
     char buf[256] = {};
     if (gethostname(buf, sizeof buf - 1) != 0) return "";
@@ -74,11 +69,11 @@ int run_discover(const DiscoverArgs& args, const GlobalOptions& global) {
     std::optional<GresConf> conf;
     if (!args.check_file.empty()) {
         auto parsed = read_gres_conf(RootFs("/"), args.check_file);
-        if (!parsed) return fail(parsed.error().message);
+        if (!parsed) return fail("discover", parsed.error().message, kExitError);
         conf = std::move(*parsed);
     }
     auto node = discover(options);
-    if (!node) return fail(node.error().message);
+    if (!node) return fail("discover", node.error().message, kExitError);
     for (const std::string& e : node->errors) std::cerr << "xpart discover: " << e << "\n";
     const int status = node->errors.empty() ? kExitOk : kExitIncomplete;
     if (conf) {

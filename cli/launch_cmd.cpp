@@ -28,10 +28,7 @@ struct LaunchArgs {
 
 const char* kWho = "xpart launch";
 
-int fail(const std::string& message, int status = 1) {
-    std::cerr << kWho << ": " << message << "\n";
-    return status;
-}
+int fail(const std::string& message, int status = 1) { return cli::fail("launch", message, status); }
 
 int run_launch(LaunchArgs a, const GlobalOptions& global) {
     if (a.command.empty()) return fail("no program given (put it after --)", 2);

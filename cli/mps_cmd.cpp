@@ -30,11 +30,6 @@ struct MpsOptions {
     std::string node_json;
 };
 
-int fail(const std::string& what, const std::string& message) {
-    std::cerr << "xpart mps " << what << ": " << message << "\n";
-    return 1;
-}
-
 MpsJobOptions job_options(const MpsOptions& o) {
     MpsJobOptions j = o.job;
     j.timeout = mps_timeout_from_seconds(o.timeout);
@@ -55,11 +50,11 @@ std::optional<Credentials> job_user(const MpsOptions& o) {
 // What every subcommand that acts for one job needs.
 bool check_job(const MpsOptions& o, const std::string& what, int& rc) {
     if (o.job_id.empty()) {
-        rc = fail(what, "--job-id (or SLURM_JOB_ID) is required");
+        rc = fail("mps " + what, "--job-id (or SLURM_JOB_ID) is required");
         return false;
     }
     if (auto s = check_job_id(o.job_id); !s) {
-        rc = fail(what, s.error().message);
+        rc = fail("mps " + what, s.error().message);
         return false;
     }
     return true;
@@ -69,23 +64,23 @@ int run_prepare(const MpsOptions& o) {
     int rc = 0;
     if (!check_job(o, "prepare", rc)) return rc;
     auto user = job_user(o);
-    if (!user) return fail("prepare", "--uid (or SLURM_JOB_UID) is required");
+    if (!user) return fail("mps prepare", "--uid (or SLURM_JOB_UID) is required");
     auto job = prepare_job(job_options(o), o.job_id, *user);
-    return job ? 0 : fail("prepare", job.error().message);
+    return job ? 0 : fail("mps prepare", job.error().message);
 }
 
 int run_start(const MpsOptions& o, const GlobalOptions& global) {
     int rc = 0;
     if (!check_job(o, "start", rc)) return rc;
     auto user = job_user(o);
-    if (!user) return fail("start", "--uid (or SLURM_JOB_UID) is required");
+    if (!user) return fail("mps start", "--uid (or SLURM_JOB_UID) is required");
     EnvMap env = env_from_environ(environ);
     auto found = resolve_node(o.node_json, RootFs(global.root.empty() ? "/" : global.root), env);
-    if (!found) return fail("start", found.error().message);
+    if (!found) return fail("mps start", found.error().message);
     auto instances = mps_instances(found->node, found->allotment.partitions);
-    if (!instances) return fail("start", instances.error().message);
+    if (!instances) return fail("mps start", instances.error().message);
     auto report = start_job_daemons(job_options(o), o.job_id, *user, *instances);
-    if (!report) return fail("start", report.error().message);
+    if (!report) return fail("mps start", report.error().message);
     for (const auto& w : report->warnings) std::cerr << "xpart mps start: warning: " << w << "\n";
     return 0;
 }
@@ -99,7 +94,7 @@ int run_stop(const MpsOptions& o) {
     std::string notes;
     for (const auto& n : report.notes) notes += (notes.empty() ? "" : "; ") + n;
     if (!notes.empty()) std::cerr << "xpart mps stop: job " << o.job_id << ": " << notes << "\n";
-    if (!report.survivors.empty()) return fail("stop", "job " + o.job_id + ": " + describe_stop(report));
+    if (!report.survivors.empty()) return fail("mps stop", "job " + o.job_id + ": " + describe_stop(report));
     if (!report.ended.empty()) std::cerr << "xpart mps stop: job " << o.job_id << ": " << describe_stop(report) << "\n";
     return 0;
 }
@@ -108,13 +103,13 @@ int run_status(const MpsOptions& o) {
     int rc = 0;
     if (!check_job(o, "status", rc)) return rc;
     auto job = JobDir::open(o.job.run_dir, o.job_id);
-    if (!job) return fail("status", job.error().message);
+    if (!job) return fail("mps status", job.error().message);
     if (!*job || !(*job)->has_file(kMpsRecords)) {
         std::cout << "job " << o.job_id << ": no MPS daemons\n";
         return 1;
     }
     auto states = daemon_states(managed_mps_config(**job, job_options(o)), /*probe=*/true);
-    if (!states) return fail("status", states.error().message);
+    if (!states) return fail("mps status", states.error().message);
     for (const auto& s : *states) {
         std::string servers = trim(s.servers);
         for (auto& ch : servers)

@@ -26,19 +26,16 @@ struct NodeCheckArgs {
     std::string nvml_library;
 };
 
-int fail(const std::string& message) {
-    std::cerr << "xpart node check: " << message << "\n";
-    return kExitError;
-}
-
 int run_node_check(const NodeCheckArgs& args, const GlobalOptions& global) {
     DiscoveryOptions options = discovery_options(global, args.vendor, args.nvml_library);
     options.rdma_nics = false;  // not part of what slurmd registers
     auto registered = read_node_cache(options.root);
-    if (!registered) return fail(registered.error().message + " (is slurmd running with the xpart plugin?)");
+    if (!registered)
+        return fail("node check", registered.error().message + " (is slurmd running with the xpart plugin?)",
+                    kExitError);
     // A node that cannot be read now (NVML failing) has not shown it is unchanged.
     auto now = discover(options);
-    if (!now) return fail(now.error().message);
+    if (!now) return fail("node check", now.error().message, kExitError);
     const auto differences = node_differences(*registered, *now);
     for (const auto& d : differences) std::cout << d << "\n";
     if (differences.empty()) return kExitOk;

@@ -32,7 +32,7 @@ void split_lines(const char* text, std::vector<std::string>* out) {
 DiscoveredNode failed(const std::string& why) {
     DiscoveredNode out;
     out.records_text = serialize_records({});
-    out.gres.errors.push_back("gres/gpu: " + why + "; registering no GPU");
+    out.gres.errors.push_back(why + "; registering no GPU");
     return out;
 }
 
@@ -83,10 +83,10 @@ DiscoveredNode discover_node(const std::string& conf_path,
             out.gres.records = std::move(*records);
             out.records_text = answer.records;
         } else {
-            out.gres.errors.push_back("gres/gpu: " + records.error().message + "; registering no GPU");
+            out.gres.errors.push_back(records.error().message + "; registering no GPU");
         }
     } else if (out.gres.errors.empty()) {
-        out.gres.errors.push_back("gres/gpu: the discovery module gave no records (out of memory?); registering no GPU");
+        out.gres.errors.push_back("the discovery module gave no records (out of memory?); registering no GPU");
     }
     if (out.records_text.empty()) out.records_text = serialize_records({});
     release(&answer);

@@ -9,11 +9,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 // Slurm's headers first: they #define error, which must rename every use alike.
 #include "gres_plugin/series.hpp"
 #include "gres_plugin/discovery_module.hpp"
+#include "libxpart/c_boundary.hpp"
 #include "libxpart/device_probe.hpp"
 #include "libxpart/gres_check.hpp"
 #include "libxpart/gres_env.hpp"
@@ -36,16 +38,11 @@ xpart::AmdIndexMode g_amd_index_mode = xpart::AmdIndexMode::Index;
 uint32_t g_node_cpus = 0;  // the CPU count the records were registered with
 struct xlist* g_devices = nullptr;  // gres_device_t per device file, for task/cgroup
 
+// Every entry point's body: `on_error` (and one "gres/gpu: " line) for an exception.
 template <class F>
 auto guarded(const char* where, F&& body, decltype(body()) on_error) -> decltype(body()) {
-    try {
-        return body();
-    } catch (const std::exception& e) {
-        error("gres/gpu: %s: internal error: %s", where, e.what());
-    } catch (...) {
-        error("gres/gpu: %s: internal error", where);
-    }
-    return on_error;
+    return xpart::run_guarded(where, std::forward<F>(body), on_error,
+                          [](const char* line) { error("gres/gpu: %s", line); });
 }
 
 std::vector<bool> to_bits(bitstr_t* bits) {
@@ -210,8 +207,9 @@ int gres_p_node_config_load(struct xlist* gres_conf_list, node_config_load_t* no
             char* path = get_extra_conf_path(const_cast<char*>("xpart.conf"));
             auto found = xpart::slurm::discover_node(path, configured, xpart::slurm::kSeries);
             xfree(path);
+            // The core's lines name no plugin: the prefix is Slurm's log's, added here.
             for (const auto& w : found.gres.warnings) info("gres/gpu: %s", w.c_str());
-            for (const auto& e : found.gres.errors) error("%s", e.c_str());
+            for (const auto& e : found.gres.errors) error("gres/gpu: %s", e.c_str());
             g_records = std::move(found.gres.records);
             g_records_text = std::move(found.records_text);
             g_amd_index_mode = found.amd_index_mode;

@@ -61,11 +61,11 @@ extern "C" int xpart_node_discovery(uint32_t abi, const char* conf_path, uint32_
         answer->amd_index_mode = static_cast<uint32_t>(conf.amd_index_mode);
     } catch (const std::exception& e) {
         xpart_node_discovery_free(answer);
-        answer->errors = copy(std::string("gres/gpu: internal error, registering no GPU: ") +
+        answer->errors = copy(std::string("internal error, registering no GPU: ") +
                               e.what() + "\n");
     } catch (...) {
         xpart_node_discovery_free(answer);
-        answer->errors = copy("gres/gpu: internal error, registering no GPU\n");
+        answer->errors = copy("internal error, registering no GPU\n");
     }
     return 0;
 }

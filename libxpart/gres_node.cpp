@@ -9,13 +9,13 @@ NodeGres plan_node_gres(const Result<Node>& discovered, const XpartConf& conf,
                         const std::vector<ConfiguredGpu>& configured) {
     NodeGres out;
     if (!discovered) {
-        out.errors.push_back("gres/gpu: discovery failed, registering no GPU: " +
+        out.errors.push_back("discovery failed, registering no GPU: " +
                              discovered.error().message);
         return out;
     }
     out.warnings = discovered->warnings;
     // GPUs present but unreadable (NVML failing): said once each; the rest still registers.
-    for (const std::string& e : discovered->errors) out.errors.push_back("gres/gpu: " + e);
+    for (const std::string& e : discovered->errors) out.errors.push_back(e);
     out.records = gres_records(*discovered, discovery_options(conf).root);
     // GPUs discovery could not read (NVML failing, the driver gone) are said above; counts of
     // types without File= (slurm.conf's Gres= merged in by Slurm) would only repeat that, and
@@ -25,7 +25,7 @@ NodeGres plan_node_gres(const Result<Node>& discovered, const XpartConf& conf,
         if (discovered->errors.empty() || !c.files.empty()) checked.push_back(c);
     auto mismatches = check_configured(checked, out.records);
     for (auto& line : mismatches) {
-        line = "gres/gpu: gres.conf disagrees with the hardware: " + line +
+        line = "gres.conf disagrees with the hardware: " + line +
                (conf.on_mismatch == OnMismatch::Drain ? "; OnMismatch=drain: registering no GPU"
                                                       : "; registering what the hardware has");
         out.errors.push_back(std::move(line));
@@ -40,7 +40,7 @@ NodeGres load_node_gres(const std::string& conf_path, const std::vector<Configur
         auto conf = load_xpart_conf(conf_path);
         if (!conf) {
             NodeGres out;
-            out.errors.push_back("gres/gpu: " + conf.error().message + "; registering no GPU");
+            out.errors.push_back(conf.error().message + "; registering no GPU");
             return out;
         }
         if (conf_out) *conf_out = *conf;
@@ -63,7 +63,7 @@ NodeGres load_node_gres(const std::string& conf_path, const std::vector<Configur
         return out;
     } catch (const std::exception& e) {
         NodeGres out;
-        out.errors.push_back(std::string("gres/gpu: internal error, registering no GPU: ") +
+        out.errors.push_back(std::string("internal error, registering no GPU: ") +
                              e.what());
         return out;
     }

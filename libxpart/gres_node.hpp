@@ -15,7 +15,8 @@ namespace xpart {
 
 struct NodeGres {
     std::vector<GresRecord> records;    // what the node registers
-    std::vector<std::string> errors;    // one line each (config, discovery, mismatches)
+    // One line each, naming no plugin: the plugin prefixes what it logs ("gres/gpu: ").
+    std::vector<std::string> errors;    // config, discovery, mismatches
     std::vector<std::string> warnings;  // discovery's non-fatal findings
 };
 

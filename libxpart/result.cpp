@@ -1,5 +1,7 @@
 #include "libxpart/result.hpp"
 
+#include <cstring>
+
 namespace xpart {
 
 Error file_error(const std::string& file, unsigned line, const std::string& what) {
@@ -7,6 +9,10 @@ Error file_error(const std::string& file, unsigned line, const std::string& what
     if (line > 0) msg += ":" + std::to_string(line);
     msg += ": " + what;
     return Error{std::move(msg)};
+}
+
+Error errno_error(const std::string& what, int err) {
+    return Error{what + ": " + std::strerror(err)};
 }
 
 }  // namespace xpart

@@ -14,6 +14,8 @@ struct Error {
 
 // Builds the conventional message: "<file>:<line>: <what>" (line omitted when 0).
 Error file_error(const std::string& file, unsigned line, const std::string& what);
+// "<what>: <strerror(err)>", for a failed system call (pass errno as it was right after it).
+Error errno_error(const std::string& what, int err);
 
 template <class T>
 class [[nodiscard]] Result {

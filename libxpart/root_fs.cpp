@@ -12,12 +12,6 @@
 
 namespace xpart {
 
-namespace {
-Error errno_error(const std::string& path, int err) {
-    return Error{path + ": " + std::strerror(err)};
-}
-}  // namespace
-
 RootFs::RootFs(std::string root) : root_(std::move(root)) {
     if (root_.empty()) root_ = "/";
     while (root_.size() > 1 && root_.back() == '/') root_.pop_back();

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "libxpart/config_words.hpp"
 #include "libxpart/root_fs.hpp"
 #include "libxpart/text.hpp"
 
@@ -36,9 +37,22 @@ Status apply_vendors(const Setting& s, XpartConf& conf) {
     return ok_status();
 }
 
+// Stores a parsed value, or names the setting in its error.
+template <class T>
+Status set_result(const Setting& s, T& out, Result<T> value) {
+    if (!value) return s.error(value.error().message);
+    out = *value;
+    return ok_status();
+}
+
+// An enum setting, its words in any case.
+template <class E>
+Status set(const Setting& s, E& out, std::initializer_list<Word<E>> table) {
+    return set_result(s, out, parse_word(s.value, table));
+}
+
 Status apply(const Setting& s, XpartConf& conf) {
     const std::string key = to_lower(s.key);
-    const std::string value = to_lower(s.value);
     if (key == "root") {
         if (s.value.empty() || s.value[0] != '/') return s.error("must be an absolute path");
         conf.root = s.value;
@@ -47,26 +61,18 @@ Status apply(const Setting& s, XpartConf& conf) {
     } else if (key == "nvmllibrary") {
         conf.nvml_library = s.value;
     } else if (key == "amdtypenaming") {
-        if (value == "mode") conf.amd_type_naming = AmdTypeNaming::Mode;
-        else if (value == "mode_memory") conf.amd_type_naming = AmdTypeNaming::ModeMemory;
-        else if (value == "model_mode_memory") conf.amd_type_naming = AmdTypeNaming::ModelModeMemory;
-        else return s.error("expected mode, mode_memory or model_mode_memory");
+        return set(s, conf.amd_type_naming, {{"mode", AmdTypeNaming::Mode},
+                                             {"mode_memory", AmdTypeNaming::ModeMemory},
+                                             {"model_mode_memory", AmdTypeNaming::ModelModeMemory}});
     } else if (key == "typenaming") {
-        if (value == "xpart") conf.type_naming = TypeNaming::Xpart;
-        else if (value == "slurm") conf.type_naming = TypeNaming::Slurm;
-        else return s.error("expected xpart or slurm");
+        return set(s, conf.type_naming, {{"xpart", TypeNaming::Xpart}, {"slurm", TypeNaming::Slurm}});
     } else if (key == "amdindexmode") {
-        if (value == "index") conf.amd_index_mode = AmdIndexMode::Index;
-        else if (value == "uuid") conf.amd_index_mode = AmdIndexMode::Uuid;
-        else return s.error("expected index or uuid");
+        return set(s, conf.amd_index_mode, {{"index", AmdIndexMode::Index}, {"uuid", AmdIndexMode::Uuid}});
     } else if (key == "onmismatch") {
-        if (value == "register_hardware") conf.on_mismatch = OnMismatch::RegisterHardware;
-        else if (value == "drain") conf.on_mismatch = OnMismatch::Drain;
-        else return s.error("expected register_hardware or drain");
+        return set(s, conf.on_mismatch,
+                   {{"register_hardware", OnMismatch::RegisterHardware}, {"drain", OnMismatch::Drain}});
     } else if (key == "migmonitorcapability") {
-        if (value == "yes") conf.mig_monitor_capability = true;
-        else if (value == "no") conf.mig_monitor_capability = false;
-        else return s.error("expected yes or no");
+        return set_result(s, conf.mig_monitor_capability, parse_yes_no(s.value));
     } else {
         return s.error("unknown key (known: Root, Vendors, NvmlLibrary, TypeNaming, "
                        "AmdTypeNaming, AmdIndexMode, OnMismatch, MigMonitorCapability)");

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <string>
 
+#include "process/exit_status.hpp"
+
 namespace xpart::launch {
 
 Credentials current_credentials() { return {geteuid(), getegid()}; }
@@ -37,8 +39,7 @@ Result<int> run_as(const Credentials& who, const std::function<int()>& work) {
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) return Error{std::string("waitpid: ") + std::strerror(errno)};
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    return exit_status(status);
 }
 
 }  // namespace xpart::launch

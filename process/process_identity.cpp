@@ -4,25 +4,18 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <fstream>
 #include <sstream>
 
+#include "libxpart/proc_stat.hpp"
 #include "libxpart/text.hpp"
 
 namespace xpart::launch {
 namespace {
 
-std::string first_line(const std::string& path) {
-    std::ifstream in(path);
-    std::string line;
-    std::getline(in, line);
-    return line;
-}
-
 std::optional<uid_t> real_uid(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-    std::string line;
-    while (std::getline(in, line))
+    auto status = RootFs("/").read("/proc/" + std::to_string(pid) + "/status");
+    if (!status) return std::nullopt;  // gone
+    for (const std::string& line : split(*status, '\n'))
         if (line.rfind("Uid:", 0) == 0) {
             std::istringstream fields(line.substr(4));
             unsigned long long uid;
@@ -34,21 +27,11 @@ std::optional<uid_t> real_uid(pid_t pid) {
 }  // namespace
 
 std::optional<ProcessIdentity> identify(pid_t pid) {
-    if (pid <= 0) return std::nullopt;
-    // The command name may hold spaces and parentheses: fields start after the last ')'.
-    const std::string stat = first_line("/proc/" + std::to_string(pid) + "/stat");
-    auto paren = stat.rfind(')');
-    if (paren == std::string::npos) return std::nullopt;
-    std::istringstream fields(stat.substr(paren + 1));
-    std::string state, skip;
-    fields >> state;  // field 3
-    if (state.empty() || state == "Z" || state == "X") return std::nullopt;
-    for (int field = 4; field < 22; ++field) fields >> skip;
-    unsigned long long start = 0;
-    if (!(fields >> start)) return std::nullopt;
+    auto stat = read_proc_stat(RootFs("/"), pid);
+    if (!stat || stat->gone() || !stat->start_time) return std::nullopt;
     auto uid = real_uid(pid);
     if (!uid) return std::nullopt;
-    return ProcessIdentity{pid, start, *uid};
+    return ProcessIdentity{pid, *stat->start_time, *uid};
 }
 
 bool still_running(const ProcessIdentity& id) {

@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "process/exit_status.hpp"
+
 extern char** environ;
 
 namespace xpart::launch {
@@ -27,12 +29,6 @@ struct Argv {
         envp.push_back(nullptr);
     }
 };
-
-int decode(int status) {
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-    return -1;
-}
 
 // Two close-on-exec pipes, or neither.
 Status two_pipes(int a[2], int b[2]) {
@@ -164,7 +160,7 @@ Result<int> wait_child(pid_t pid, std::chrono::steady_clock::time_point deadline
     for (;;) {
         int status = 0;
         pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid) return decode(status);
+        if (r == pid) return exit_status(status);
         if (r < 0 && errno != EINTR) return Error{what + ": waitpid: " + std::strerror(errno)};
         if (std::chrono::steady_clock::now() >= deadline) {
             kill(pid, SIGKILL);

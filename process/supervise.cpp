@@ -9,16 +9,12 @@
 #include <cstring>
 #include <iostream>
 
+#include "process/exit_status.hpp"
+
 namespace xpart::launch {
 namespace {
 
 constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-
-int decode(int status) {
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-    return 1;
-}
 
 }  // namespace
 
@@ -78,7 +74,7 @@ int run_supervised(const std::vector<std::string>& argv, const EnvMap& env,
         int status = 0;
         pid_t r = waitpid(child, &status, WNOHANG);
         if (r == child) {
-            if (result < 0) result = decode(status);
+            if (result < 0) result = exit_status(status);
             break;
         }
         if (sig > 0 && sig != SIGCHLD) kill(child, sig);

@@ -18,10 +18,6 @@
 namespace xpart::sim {
 
 namespace {
-Error errno_error(const std::string& what, const std::string& path) {
-    return Error{path + ": " + what + ": " + std::strerror(errno)};
-}
-
 std::string parent_of(const std::string& path) {
     std::size_t slash = path.rfind('/');
     return slash == std::string::npos || slash == 0 ? std::string("/") : path.substr(0, slash);
@@ -35,7 +31,7 @@ Status TreeWriter::make_dirs(const std::string& node_path) const {
         if (pos != host.size() && host[pos] != '/') continue;
         std::string prefix = host.substr(0, pos);
         if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
-            return errno_error("mkdir", prefix);
+            return errno_error(prefix + ": mkdir", errno);
     }
     return ok_status();
 }
@@ -44,9 +40,9 @@ Status TreeWriter::write_file(const std::string& node_path, const std::string& c
     if (auto st = make_dirs(parent_of(node_path)); !st) return st;
     std::string host = host_path(node_path);
     std::ofstream out(host, std::ios::binary | std::ios::trunc);
-    if (!out) return errno_error("open", host);
+    if (!out) return errno_error(host + ": open", errno);
     out << content;
-    if (!out.flush()) return errno_error("write", host);
+    if (!out.flush()) return errno_error(host + ": write", errno);
     return ok_status();
 }
 
@@ -54,7 +50,7 @@ Status TreeWriter::make_symlink(const std::string& node_path, const std::string&
     if (auto st = make_dirs(parent_of(node_path)); !st) return st;
     std::string host = host_path(node_path);
     ::unlink(host.c_str());
-    if (::symlink(target.c_str(), host.c_str()) != 0) return errno_error("symlink", host);
+    if (::symlink(target.c_str(), host.c_str()) != 0) return errno_error(host + ": symlink", errno);
     return ok_status();
 }
 
@@ -64,7 +60,7 @@ Status TreeWriter::make_char_device(const std::string& node_path, unsigned major
     std::string host = host_path(node_path);
     ::unlink(host.c_str());
     if (::mknod(host.c_str(), S_IFCHR | mode, makedev(major, minor)) != 0)
-        return errno_error("mknod " + std::to_string(major) + ":" + std::to_string(minor), host);
+        return errno_error(host + ": mknod " + std::to_string(major) + ":" + std::to_string(minor), errno);
     ::chmod(host.c_str(), mode);  // mknod honours the umask; the node's mode must be exact
     return ok_status();
 }
@@ -105,7 +101,7 @@ Status clear_previous_root(const std::string& root) {
     if (::stat((root + "/" + kRootMarker).c_str(), &st) != 0)
         return Error{root + ": not empty and not an xpart-sim root (no " + kRootMarker + ")"};
     if (::nftw(root.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-        return errno_error("remove previous tree", root);
+        return errno_error(root + ": remove previous tree", errno);
     return ok_status();
 }
 }  // namespace

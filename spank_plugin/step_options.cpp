@@ -3,29 +3,20 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "libxpart/config_words.hpp"
 #include "libxpart/text.hpp"
 
 namespace xpart::launch {
 namespace {
 
 Result<StepBind> parse_bind(const std::string& v) {
-    if (v == "none") return StepBind::None;
-    if (v == "rank") return StepBind::Rank;
-    if (v == "closest") return StepBind::Closest;
-    return Error{"expected rank, closest or none"};
+    return parse_word<StepBind>(v, {{"rank", StepBind::Rank}, {"closest", StepBind::Closest}, {"none", StepBind::None}});
 }
 
-// Bare flag = yes.
-Result<bool> parse_yes_no(const std::string& v) {
-    const std::string l = to_lower(v);
-    if (l.empty() || l == "yes" || l == "1" || l == "true") return true;
-    if (l == "no" || l == "0" || l == "false") return false;
-    return Error{"expected yes or no"};
-}
-
+// A bare flag (--xpart-mps, or mps= in plugstack.conf) is yes.
 template <class T>
 Status set_bool(T& out, const std::string& v) {
-    auto b = parse_yes_no(v);
+    auto b = v.empty() ? Result<bool>(true) : parse_yes_no(v);
     if (!b) return b.error();
     out = *b;
     return ok_status();

@@ -22,8 +22,10 @@ extern "C" {
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "libxpart/c_boundary.hpp"
 #include "mps/root/mps_job.hpp"
 #include "spank_plugin/step_session.hpp"
 
@@ -78,16 +80,11 @@ int remember(int val, const char* optarg, int) {
     return 0;
 }
 
+// Every entry point's body: -1 (and one "xpart: " line) for an exception.
 template <class F>
 int guarded(const char* where, F&& body) {
-    try {
-        return body();
-    } catch (const std::exception& e) {
-        slurm_error("xpart: %s: internal error: %s", where, e.what());
-    } catch (...) {
-        slurm_error("xpart: %s: internal error", where);
-    }
-    return -1;
+    return xpart::run_guarded(where, std::forward<F>(body), -1,
+                          [](const char* line) { slurm_error("xpart: %s", line); });
 }
 
 // Site defaults, then the user's options over them; one line on error.

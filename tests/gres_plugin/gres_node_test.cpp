@@ -19,7 +19,7 @@ TEST(PlanNodeGres, DiscoveryFailureRegistersNothingWithOneLine) {
     NodeGres g = plan_node_gres(failed, conf, {});
     EXPECT_TRUE(g.records.empty());
     EXPECT_EQ(g.errors, std::vector<std::string>{
-                            "gres/gpu: discovery failed, registering no GPU: libnvidia-ml.so.1: "
+                            "discovery failed, registering no GPU: libnvidia-ml.so.1: "
                             "cannot open shared object file"});
 }
 
@@ -31,7 +31,7 @@ TEST(PlanNodeGres, MismatchRegistersHardwareByDefault) {
     EXPECT_EQ(g.records[0].files[0].path, "/sim/dev/nvidiactl");
     ASSERT_EQ(g.errors.size(), 1u);
     EXPECT_EQ(g.errors[0],
-              "gres/gpu: gres.conf disagrees with the hardware: gres.conf Name=gpu record #1: "
+              "gres.conf disagrees with the hardware: gres.conf Name=gpu record #1: "
               "Type=2g.20gb Count=1: hardware has 0 of type 2g.20gb (1g.10gb x2, 3g.40gb x1, "
               "a100-sxm4-80gb x1); registering what the hardware has");
 }
@@ -60,7 +60,7 @@ TEST(PlanNodeGres, UnreadGpusAreOneErrorLineEachAndTheRestRegisters) {
                 "GPUs not discovered"};
     NodeGres g = plan_node_gres(n, XpartConf{}, {});
     EXPECT_EQ(g.records.size(), 2u);
-    EXPECT_EQ(g.errors, std::vector<std::string>{"gres/gpu: " + n.errors[0]});
+    EXPECT_EQ(g.errors, std::vector<std::string>{n.errors[0]});
 }
 
 // The driver gone: slurm.conf's typed counts (no File=) would each repeat the NVML line, so
@@ -73,8 +73,8 @@ TEST(PlanNodeGres, UnreadGpusSilenceCountOnlyMismatches) {
                                  {"#3", "", {"/dev/nvidia0"}, 1}});
     EXPECT_EQ(g.records.size(), 2u);
     ASSERT_EQ(g.errors.size(), 2u);
-    EXPECT_EQ(g.errors[0], "gres/gpu: " + n.errors[0]);
-    EXPECT_EQ(g.errors[1].rfind("gres/gpu: gres.conf disagrees with the hardware: #3: "
+    EXPECT_EQ(g.errors[0], n.errors[0]);
+    EXPECT_EQ(g.errors[1].rfind("gres.conf disagrees with the hardware: #3: "
                                 "File=/dev/nvidia0: hardware has no GPU partition using "
                                 "/dev/nvidia0", 0), 0u) << g.errors[1];
 }
@@ -89,7 +89,7 @@ TEST(LoadNodeGres, MalformedConfRegistersNothingWithTheConfLine) {
     unlink(path);
     EXPECT_TRUE(g.records.empty());
     EXPECT_EQ(g.errors, std::vector<std::string>{
-                            "gres/gpu: " + std::string(path) +
+                            std::string(path) +
                             ":2: OnMismatch=maybe: expected register_hardware or drain; "
                             "registering no GPU"});
 }
@@ -131,7 +131,7 @@ TEST_F(NodeCacheAtSlurmdStart, FailedDiscoveryRemovesTheOldCache) {
     std::ofstream(kfd_node + "/properties") << "simd_count\n";
     NodeGres g = start("Vendors=amd\n");
     ASSERT_EQ(g.errors.size(), 1u);
-    EXPECT_EQ(g.errors[0].rfind("gres/gpu: discovery failed, registering no GPU: ", 0), 0u) << g.errors[0];
+    EXPECT_EQ(g.errors[0].rfind("discovery failed, registering no GPU: ", 0), 0u) << g.errors[0];
     EXPECT_TRUE(g.records.empty());
     EXPECT_FALSE(RootFs(root_).exists("/run/xpart/node.json"));
 }
@@ -142,7 +142,7 @@ TEST_F(NodeCacheAtSlurmdStart, NvmlMissingOnAnNvidiaNodeIsOneLineAndTheRestIsCac
     std::filesystem::create_directories(root_ + "/proc/driver/nvidia/gpus/0000:07:00.0");
     NodeGres g = start("NvmlLibrary=" + root_ + "/no-such-libnvidia-ml.so.1\n");
     ASSERT_EQ(g.errors.size(), 1u);
-    EXPECT_EQ(g.errors[0].rfind("gres/gpu: NVML library '" + root_ + "/no-such-libnvidia-ml.so.1' "
+    EXPECT_EQ(g.errors[0].rfind("NVML library '" + root_ + "/no-such-libnvidia-ml.so.1' "
                                 "could not be loaded: ", 0), 0u) << g.errors[0];
     EXPECT_TRUE(g.records.empty());
     auto cached = read_node_cache(RootFs(root_));

@@ -45,6 +45,11 @@ INSTANTIATE_TEST_SUITE_P(Values, XpartConfMonitor,
                          ::testing::Values(MonitorSetting{"MigMonitorCapability=yes\n", true},
                                            MonitorSetting{"migmonitorcapability=YES\n", true},
                                            MonitorSetting{"MigMonitorCapability=no\n", false},
+                                           // The words plugstack.conf and srun options take too.
+                                           MonitorSetting{"MigMonitorCapability=True\n", true},
+                                           MonitorSetting{"MigMonitorCapability=1\n", true},
+                                           MonitorSetting{"MigMonitorCapability=false\n", false},
+                                           MonitorSetting{"MigMonitorCapability=0\n", false},
                                            MonitorSetting{"# unset\n", false}));
 
 // TypeNaming= reaches discovery as written, either case; the series stays discovery's default
@@ -118,7 +123,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"\n\nTypeNaming=\n", "/etc/slurm/xpart.conf:3: TypeNaming=: expected xpart or slurm"},
         BadCase{"MigMonitorCapability=maybe\n", "/etc/slurm/xpart.conf:1: MigMonitorCapability=maybe: expected yes or no"},
         BadCase{"\nMigMonitorCapability=\n", "/etc/slurm/xpart.conf:2: MigMonitorCapability=: expected yes or no"},
-        BadCase{"MigMonitorCapability=true\n", "/etc/slurm/xpart.conf:1: MigMonitorCapability=true: expected yes or no"},
+        BadCase{"MigMonitorCapability=2\n", "/etc/slurm/xpart.conf:1: MigMonitorCapability=2: expected yes or no"},
+        BadCase{"OnMismatch=Drains\n", "/etc/slurm/xpart.conf:1: OnMismatch=Drains: expected register_hardware or drain"},
         BadCase{"Root=/a\n# c\nroot=/b\n", "/etc/slurm/xpart.conf:3: root=/b: key given twice"},
         BadCase{"Root /a\n", "/etc/slurm/xpart.conf:1: Root: expected Key=Value"},
         BadCase{"=x\n", "/etc/slurm/xpart.conf:1: =x: expected Key=Value"},

@@ -253,7 +253,7 @@ TEST(MigWithoutDevices, PlanRegistersTheRestAndSaysWhy) {
     ASSERT_EQ(g.records.size(), 2u);
     for (const GresRecord& rec : g.records) EXPECT_NE(rec.gpu_uuid, spec["nvidia"]["gpus"][0]["uuid"]);
     ASSERT_EQ(g.errors.size(), 1u);
-    EXPECT_EQ(g.errors[0].rfind("gres/gpu: GPU 0 (" + spec["nvidia"]["gpus"][0]["uuid"].get<std::string>() +
+    EXPECT_EQ(g.errors[0].rfind("GPU 0 (" + spec["nvidia"]["gpus"][0]["uuid"].get<std::string>() +
                                     ", 0000:3b:00.0): MIG mode is on but no MIG device exists",
                                 0),
               0u)
