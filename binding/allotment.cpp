@@ -8,6 +8,7 @@
 
 #include "libxpart/device_probe.hpp"
 #include "libxpart/text.hpp"
+#include "libxpart/visibility.hpp"
 
 namespace xpart::launch {
 namespace {
@@ -62,20 +63,26 @@ struct Visible {
     int kfd_node;
 };
 
-// ROCR's numbering: KFD GPU nodes in KFD order, after dropping unopenable ones.
+// ROCR's numbering (libxpart/visibility.hpp): the openable AMD partitions, by ROCm number.
 std::vector<Visible> rocr_visible(const Node& node, const DeviceOpenable& openable) {
-    std::vector<Visible> visible;
+    std::vector<Visible> agents;
+    std::vector<int> kfd_order;
+    std::vector<bool> open;
     for (std::size_t g = 0; g < node.gpus.size(); ++g) {
         if (node.gpus[g].vendor != Vendor::Amd) continue;
         for (std::size_t p = 0; p < node.gpus[g].partitions.size(); ++p) {
             const Partition& part = node.gpus[g].partitions[p];
             const DeviceFile* render = render_file(part);
-            if (render && !openable(*render)) continue;
-            visible.push_back({g, p, part.kfd_node});
+            agents.push_back({g, p, part.kfd_node});
+            kfd_order.push_back(part.kfd_node);
+            open.push_back(!render || openable(*render));
         }
     }
-    std::stable_sort(visible.begin(), visible.end(),
-                     [](const Visible& x, const Visible& y) { return x.kfd_node < y.kfd_node; });
+    const auto numbers = rocm_numbers(kfd_order, open);
+    std::vector<Visible> visible(static_cast<std::size_t>(
+        std::count(open.begin(), open.end(), true)));
+    for (std::size_t i = 0; i < agents.size(); ++i)
+        if (numbers[i]) visible[*numbers[i]] = agents[i];
     return visible;
 }
 
