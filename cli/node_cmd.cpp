@@ -34,7 +34,9 @@ int fail(const std::string& message) {
 int run_node_check(const NodeCheckArgs& args, const GlobalOptions& global) {
     DiscoveryOptions options = discovery_options(global, args.vendor, args.nvml_library);
     options.rdma_nics = false;  // not part of what slurmd registers
-    auto registered = read_node_cache(options.root);
+    CacheMiss miss;
+    auto registered = read_node_cache(options.root, &miss);
+    if (!registered && miss == CacheMiss::OtherFormat) return fail(registered.error().message);
     if (!registered) return fail(registered.error().message + " (is slurmd running with the xpart plugin?)");
     // A node that cannot be read now (NVML failing) has not shown it is unchanged.
     auto now = discover(options);

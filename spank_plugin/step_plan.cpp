@@ -2,6 +2,7 @@
 
 #include "binding/node_source.hpp"
 #include "binding/topology.hpp"
+#include "libxpart/gres_record.hpp"
 #include "libxpart/node_cache.hpp"
 #include "libxpart/text.hpp"
 
@@ -9,7 +10,10 @@ namespace xpart::launch {
 namespace {
 
 Result<Node> load_node(const RootFs& root) {
-    if (auto cached = read_node_cache(root)) return cached;
+    CacheMiss miss;
+    auto cached = read_node_cache(root, &miss);
+    // Another xpart's cache: its records may not be ours, and discovery would guess them.
+    if (cached || miss == CacheMiss::OtherFormat) return cached;
     DiscoveryOptions options;
     options.root = root;
     return discover(options);
@@ -37,12 +41,8 @@ Status check_uuids(const Node& node, const Allotment& a, const EnvMap& env) {
 }  // namespace
 
 Result<Allotment> allotment_from_records(const Node& node, const std::string& step_gpus) {
-    std::vector<AllottedPartition> by_record;
-    for (std::size_t g = 0; g < node.gpus.size(); ++g) {
-        if (node.gpus[g].mode == PartitionMode::MigPending) continue;
-        for (std::size_t p = 0; p < node.gpus[g].partitions.size(); ++p)
-            by_record.push_back({g, p, ""});
-    }
+    // What slurmd registered when the node is its cache, else the same decision made again.
+    const std::vector<PartitionPlace> by_record = registered_record_order(node);
     Allotment a;
     a.variable = "SLURM_STEP_GPUS";
     for (const auto& raw : split(step_gpus, ',')) {
@@ -52,9 +52,8 @@ Result<Allotment> allotment_from_records(const Node& node, const std::string& st
             return Error{"SLURM_STEP_GPUS=" + step_gpus + ": '" + token +
                          "' is not one of this node's " + std::to_string(by_record.size()) +
                          " gres/gpu records"};
-        AllottedPartition part = by_record[*index];
-        part.token = token;
-        a.partitions.push_back(part);
+        const PartitionPlace& place = by_record[*index];
+        a.partitions.push_back({place.gpu, place.partition, token});
     }
     if (a.partitions.empty()) return Error{"SLURM_STEP_GPUS is empty: the step has no GPU"};
     return a;
