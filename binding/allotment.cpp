@@ -8,6 +8,7 @@
 
 #include "libxpart/device_probe.hpp"
 #include "libxpart/text.hpp"
+#include "libxpart/visibility.hpp"
 
 namespace xpart::launch {
 namespace {
@@ -62,20 +63,26 @@ struct Visible {
     int kfd_node;
 };
 
-// ROCR's numbering: KFD GPU nodes in KFD order, after dropping unopenable ones.
+// ROCR's numbering (libxpart/visibility.hpp): the openable AMD partitions, by ROCm number.
 std::vector<Visible> rocr_visible(const Node& node, const DeviceOpenable& openable) {
-    std::vector<Visible> visible;
+    std::vector<Visible> agents;
+    std::vector<int> kfd_order;
+    std::vector<bool> open;
     for (std::size_t g = 0; g < node.gpus.size(); ++g) {
         if (node.gpus[g].vendor != Vendor::Amd) continue;
         for (std::size_t p = 0; p < node.gpus[g].partitions.size(); ++p) {
             const Partition& part = node.gpus[g].partitions[p];
             const DeviceFile* render = render_file(part);
-            if (render && !openable(*render)) continue;
-            visible.push_back({g, p, part.kfd_node});
+            agents.push_back({g, p, part.kfd_node});
+            kfd_order.push_back(part.kfd_node);
+            open.push_back(!render || openable(*render));
         }
     }
-    std::stable_sort(visible.begin(), visible.end(),
-                     [](const Visible& x, const Visible& y) { return x.kfd_node < y.kfd_node; });
+    const auto numbers = rocm_numbers(kfd_order, open);
+    std::vector<Visible> visible(static_cast<std::size_t>(
+        std::count(open.begin(), open.end(), true)));
+    for (std::size_t i = 0; i < agents.size(); ++i)
+        if (numbers[i]) visible[*numbers[i]] = agents[i];
     return visible;
 }
 
@@ -115,39 +122,48 @@ Result<Allotment> from_rocr(const Node& node, const std::string& value,
     return a;
 }
 
-// GPU indices: every partition of each GPU. An AMD partition's token becomes its ROCR index,
-// since that is what its rank's ROCR_VISIBLE_DEVICES needs.
+// GPU indices: every partition of each GPU. With a node from slurmd's cache the indices are
+// the gres plugin's record indices instead, one partition each, placed as slurmd registered
+// them (Node::gres_records). An AMD partition's token becomes its ROCR index, since that is
+// what its rank's ROCR_VISIBLE_DEVICES needs.
 Result<Allotment> from_gpu_indices(const Node& node, const std::string& var,
                                    const std::string& value, const DeviceOpenable& openable) {
     const std::vector<Visible> visible = rocr_visible(node, openable);
-    auto rocr_index = [&](std::size_t g, std::size_t p) {
-        for (std::size_t i = 0; i < visible.size(); ++i)
-            if (visible[i].gpu == g && visible[i].partition == p) return std::to_string(i);
-        return std::string();
-    };
     Allotment a{var, {}};
+    auto add = [&](std::size_t g, std::size_t p, const std::string& token) -> Status {
+        if (node.gpus[g].vendor == Vendor::Nvidia) {
+            a.partitions.push_back({g, p, token});
+            return ok_status();
+        }
+        for (std::size_t i = 0; i < visible.size(); ++i)
+            if (visible[i].gpu == g && visible[i].partition == p) {
+                a.partitions.push_back({g, p, std::to_string(i)});
+                return ok_status();
+            }
+        return bad_token(var, value, token,
+                         "names a GPU whose partition " + std::to_string(p) +
+                             " this process cannot open");
+    };
     for (const auto& raw : split(value, ',')) {
         std::string token = trim(raw);
         if (token.empty()) continue;
         auto n = parse_u64(token);
         if (!n) return bad_token(var, value, token, "is not a GPU index");
+        if (node.gres_records) {
+            const auto& records = *node.gres_records;
+            if (*n >= records.size())
+                return bad_token(var, value, token,
+                                 "is not one of this node's " + std::to_string(records.size()) +
+                                     " gres/gpu records");
+            if (auto s = add(records[*n].gpu, records[*n].partition, token); !s) return s.error();
+            continue;
+        }
         bool found = false;
-        for (std::size_t g = 0; g < node.gpus.size(); ++g) {
+        for (std::size_t g = 0; g < node.gpus.size() && !found; ++g) {
             if (node.gpus[g].index != static_cast<int>(*n)) continue;
-            for (std::size_t p = 0; p < node.gpus[g].partitions.size(); ++p) {
-                if (node.gpus[g].vendor == Vendor::Nvidia) {
-                    a.partitions.push_back({g, p, token});
-                    continue;
-                }
-                std::string index = rocr_index(g, p);
-                if (index.empty())
-                    return bad_token(var, value, token,
-                                     "names a GPU whose partition " + std::to_string(p) +
-                                         " this process cannot open");
-                a.partitions.push_back({g, p, index});
-            }
+            for (std::size_t p = 0; p < node.gpus[g].partitions.size(); ++p)
+                if (auto s = add(g, p, token); !s) return s.error();
             found = true;
-            break;
         }
         if (!found) return bad_token(var, value, token, "is not a GPU index on this node");
     }

@@ -41,7 +41,8 @@ std::optional<std::size_t> rocr_index(const Node& node, const AllottedPartition&
 // Reads, first found: CUDA_VISIBLE_DEVICES (MIG-<uuid>, GPU-<uuid>, legacy
 // MIG-GPU-<uuid>/<gi>/<ci>, or an NVML index of a whole GPU), ROCR_VISIBLE_DEVICES (GPU-<hex>
 // prefix matching one XCP, or an index into the openable KFD GPU nodes), then SLURM_STEP_GPUS
-// / SLURM_JOB_GPUS (GPU indices: every partition of each). An unknown or ambiguous token is an
+// / SLURM_JOB_GPUS (GPU indices: every partition of each; gres record indices, one partition
+// each, when the node carries the records slurmd registered). An unknown or ambiguous token is an
 // error naming the variable and token: a rank must never run on a guessed device.
 Result<Allotment> resolve_allotment(const Node& node, const EnvMap& env,
                                     const DeviceOpenable& openable);

@@ -43,7 +43,12 @@ const char* origin_name(NodeOrigin origin) {
 Result<NodeAllotment> resolve_node(const std::string& node_json_file, const RootFs& root,
                                    const EnvMap& env, bool mig_monitor_capability) {
     if (!node_json_file.empty()) return allot(read_node_file(node_json_file), NodeOrigin::File, root, env);
-    if (auto cached = allot(read_node_cache(root), NodeOrigin::Cache, root, env)) return cached;
+    CacheMiss miss;
+    auto node = read_node_cache(root, &miss);
+    // Another xpart's cache is refused: a restart of slurmd rewrites it (discovering instead
+    // could bind against records slurmd did not register).
+    if (!node && miss == CacheMiss::OtherFormat) return node.error();
+    if (auto cached = allot(std::move(node), NodeOrigin::Cache, root, env)) return cached;
     DiscoveryOptions options;
     options.root = root;
     options.mig_monitor_capability = mig_monitor_capability;

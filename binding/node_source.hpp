@@ -27,6 +27,7 @@ struct NodeAllotment {
 // or misses one (a partition made after slurmd started), the node is discovered and the
 // allotment resolved again, so its errors are the live node's. `mig_monitor_capability` is
 // the discovery setting for that case (the cache already has the plugin's xpart.conf one).
+// A cache in another format is refused (read_node_cache's one line), never discovered around.
 Result<NodeAllotment> resolve_node(const std::string& node_json_file, const RootFs& root,
                                    const EnvMap& env, bool mig_monitor_capability = false);
 

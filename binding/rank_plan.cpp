@@ -1,6 +1,7 @@
 #include "binding/rank_plan.hpp"
 
 #include "libxpart/text.hpp"
+#include "libxpart/visibility.hpp"
 
 namespace xpart::launch {
 
@@ -33,22 +34,7 @@ Result<NodePlan> plan_node(const Node& node, Allotment allotment, const Topology
 
 EnvMap narrow_env(EnvMap env, const Node& node, const AllottedPartition& mine, bool confined) {
     const Gpu& gpu = node.gpus[mine.gpu];
-    const Partition& part = gpu.partitions[mine.partition];
-    if (gpu.vendor == Vendor::Nvidia) {
-        env["CUDA_VISIBLE_DEVICES"] = part.uuid;
-        // On a node with both vendors, Slurm's AMD lists name devices this rank does not have.
-        env.erase("ROCR_VISIBLE_DEVICES");
-        env.erase("HIP_VISIBLE_DEVICES");
-        env["XPART_PARTITION"] = part.uuid;
-    } else {
-        env.erase("CUDA_VISIBLE_DEVICES");
-        env.erase("HIP_VISIBLE_DEVICES");
-        env["ROCR_VISIBLE_DEVICES"] = confined ? std::string("0") : mine.token;
-        env["XPART_PARTITION"] = part.uuid + "/" + std::to_string(part.index);
-    }
-    // The ordinal names the same device as the vendor list, as stock Slurm sets it; left as
-    // Slurm set it for the whole task, it would name devices the rank was not given.
-    env["GPU_DEVICE_ORDINAL"] = env[gpu.vendor == Vendor::Nvidia ? "CUDA_VISIBLE_DEVICES" : "ROCR_VISIBLE_DEVICES"];
+    apply_changes(env, rank_visibility(gpu, gpu.partitions[mine.partition], mine.token, confined));
     return env;
 }
 

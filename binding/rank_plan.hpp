@@ -24,7 +24,8 @@ struct NodePlan {
 Result<NodePlan> plan_node(const Node& node, Allotment allotment, const Topology* topology,
                            int local_size, const MapOptions& options);
 
-// The environment of one rank: only its partition is visible. NVIDIA: CUDA_VISIBLE_DEVICES=
+// The environment of one rank: only its partition is visible, as libxpart/visibility.hpp
+// decides (rank_visibility). NVIDIA: CUDA_VISIBLE_DEVICES=
 // the partition UUID. AMD: ROCR_VISIBLE_DEVICES=the token the job was given for it (ROCR
 // indices stay valid because narrowing changes no device access) or "0" when `confined` (a
 // per-rank cgroup renumbers the one openable XCP to 0); HIP_VISIBLE_DEVICES,

@@ -29,7 +29,10 @@ struct NodeCheckArgs {
 int run_node_check(const NodeCheckArgs& args, const GlobalOptions& global) {
     DiscoveryOptions options = discovery_options(global, args.vendor, args.nvml_library);
     options.rdma_nics = false;  // not part of what slurmd registers
-    auto registered = read_node_cache(options.root);
+    CacheMiss miss;
+    auto registered = read_node_cache(options.root, &miss);
+    if (!registered && miss == CacheMiss::OtherFormat)
+        return fail("node check", registered.error().message, kExitError);
     if (!registered)
         return fail("node check", registered.error().message + " (is slurmd running with the xpart plugin?)",
                     kExitError);

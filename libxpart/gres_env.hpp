@@ -8,6 +8,7 @@
 
 #include "libxpart/gres_bind.hpp"
 #include "libxpart/gres_record.hpp"
+#include "libxpart/visibility.hpp"
 #include "libxpart/xpart_conf.hpp"
 
 namespace xpart {
@@ -25,26 +26,15 @@ struct EnvRequest {
     std::vector<std::string> faults;
 };
 
-// One variable to set (value) or to unset (nullopt).
-struct EnvChange {
-    std::string name;
-    std::optional<std::string> value;
-
-    bool operator==(const EnvChange& o) const { return name == o.name && value == o.value; }
-};
-
 struct EnvResult {
     std::vector<EnvChange> changes;
     std::vector<std::string> errors;  // each one line; when present the vendor lists bind nothing
 };
 
-// The value given to vendor lists when the allocation cannot be bound safely: CUDA and ROCm
-// both stop at an invalid token, so the process sees no GPU rather than a wrong one.
-inline constexpr const char* kBindNothing = "-1";
-
-// SLURM_JOB_GPUS (Job) / SLURM_STEP_GPUS (Step, Task), SLURM_GPUS_ON_NODE and
-// GPU_DEVICE_ORDINAL as stock Slurm sets them; CUDA_VISIBLE_DEVICES with the allotted NVIDIA
-// UUIDs; ROCR_VISIBLE_DEVICES selecting the allotted AMD partitions as ROCm numbers them
+// SLURM_JOB_GPUS (Job) / SLURM_STEP_GPUS (Step, Task) and SLURM_GPUS_ON_NODE as stock Slurm
+// sets them; the vendor lists as libxpart/visibility.hpp decides (list_visibility):
+// GPU_DEVICE_ORDINAL as stock, CUDA_VISIBLE_DEVICES with the allotted NVIDIA UUIDs;
+// ROCR_VISIBLE_DEVICES selecting the allotted AMD partitions as ROCm numbers them
 // (renumbered among what the device cgroup leaves visible). Nothing allocated: all unset.
 // Task scope names the task's own set (task_devices) as stock names a task's GPUs, indices
 // counted among what the task's cgroup leaves it; no task binding: the step's variables; a

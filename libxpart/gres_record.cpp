@@ -1,9 +1,9 @@
 #include "libxpart/gres_record.hpp"
 
-#include <algorithm>
 #include <optional>
 
 #include "libxpart/text.hpp"
+#include "libxpart/visibility.hpp"
 
 namespace xpart {
 
@@ -71,40 +71,59 @@ std::vector<unsigned> slurm_record_cpus(const GresRecord& record, unsigned node_
     return out;
 }
 
+std::vector<PartitionPlace> gres_record_order(const Node& node) {
+    std::vector<PartitionPlace> order;
+    for (std::size_t g = 0; g < node.gpus.size(); ++g) {
+        if (node.gpus[g].mode == PartitionMode::MigPending) continue;
+        for (std::size_t p = 0; p < node.gpus[g].partitions.size(); ++p) order.push_back({g, p});
+    }
+    return order;
+}
+
+std::vector<PartitionPlace> registered_record_order(const Node& node) {
+    return node.gres_records ? *node.gres_records : gres_record_order(node);
+}
+
 std::vector<GresRecord> gres_records(const Node& node, const RootFs& root) {
     std::vector<GresRecord> records;
-    for (const auto& gpu : node.gpus) {
-        if (gpu.mode == PartitionMode::MigPending) continue;
-        std::optional<std::string> mode;  // one read per GPU; absent on kernels without it
-        if (gpu.vendor == Vendor::Amd && !gpu.pci_bus_id.empty())
-            if (auto text = root.read(compute_mode_path(gpu))) mode = trim(*text);
-        for (const auto& part : gpu.partitions) {
-            GresRecord r;
-            r.vendor = gpu.vendor;
-            r.type = part.type;
-            for (const auto& f : part.device_files)
-                r.files.push_back({root.host_path(f.path), f.major, f.minor, f.shared});
-            r.cpus = gpu.cpus;
-            if (gpu.vendor == Vendor::Nvidia) r.unique_id = part.uuid;
-            r.partition_uuid = part.uuid;
-            r.gpu_uuid = gpu.uuid;
-            r.gpu_minor = gpu.vendor == Vendor::Nvidia ? gpu.minor : -1;
-            r.gi = part.gi;
-            r.ci = part.ci;
-            r.kfd_node = part.kfd_node;
-            r.presence_paths = presence_paths(gpu, part, root);
-            r.expected_contents = expected_contents(gpu, part, mode, root);
-            records.push_back(std::move(r));
+    std::optional<std::string> mode;  // one read per GPU; absent on kernels without it
+    std::size_t mode_gpu = node.gpus.size();
+    for (const PartitionPlace& place : gres_record_order(node)) {
+        const Gpu& gpu = node.gpus[place.gpu];
+        const Partition& part = gpu.partitions[place.partition];
+        if (place.gpu != mode_gpu) {
+            mode_gpu = place.gpu;
+            mode.reset();
+            if (gpu.vendor == Vendor::Amd && !gpu.pci_bus_id.empty())
+                if (auto text = root.read(compute_mode_path(gpu))) mode = trim(*text);
         }
+        GresRecord r;
+        r.vendor = gpu.vendor;
+        r.type = part.type;
+        for (const auto& f : part.device_files)
+            r.files.push_back({root.host_path(f.path), f.major, f.minor, f.shared});
+        r.cpus = gpu.cpus;
+        if (gpu.vendor == Vendor::Nvidia) r.unique_id = part.uuid;
+        r.partition_uuid = part.uuid;
+        r.gpu_uuid = gpu.uuid;
+        r.gpu_minor = gpu.vendor == Vendor::Nvidia ? gpu.minor : -1;
+        r.gi = part.gi;
+        r.ci = part.ci;
+        r.kfd_node = part.kfd_node;
+        r.presence_paths = presence_paths(gpu, part, root);
+        r.expected_contents = expected_contents(gpu, part, mode, root);
+        records.push_back(std::move(r));
     }
-    // ROCm counts GPU agents in KFD node order; discovery order may differ (PCI order).
-    std::vector<GresRecord*> amd;
-    for (auto& r : records)
-        if (r.vendor == Vendor::Amd) amd.push_back(&r);
-    std::stable_sort(amd.begin(), amd.end(), [](const GresRecord* a, const GresRecord* b) {
-        return a->kfd_node < b->kfd_node;
-    });
-    for (std::size_t i = 0; i < amd.size(); ++i) amd[i]->amd_rank = static_cast<int>(i);
+    // ROCm's number for each AMD record with every agent visible (libxpart/visibility.hpp).
+    std::vector<int> kfd_order;
+    std::vector<bool> amd;
+    for (const auto& r : records) {
+        kfd_order.push_back(r.kfd_node);
+        amd.push_back(r.vendor == Vendor::Amd);
+    }
+    const auto numbers = rocm_numbers(kfd_order, amd);
+    for (std::size_t i = 0; i < records.size(); ++i)
+        if (numbers[i]) records[i].amd_rank = static_cast<int>(*numbers[i]);
     return records;
 }
 

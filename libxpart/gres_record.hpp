@@ -55,8 +55,14 @@ struct GresRecord {
     bool operator==(const GresRecord& o) const;
 };
 
-// Records in node order (NVIDIA by NVML index, then AMD); GPUs with a pending MIG mode change
-// give none (never bind them). Every file is named by its host path under `root`.
+// The one decision of which partition each gres record is: record i (Slurm's GPU index i, bit i
+// of its bitmaps) is the i-th place. Node order (NVIDIA by NVML index, then AMD); GPUs with a
+// pending MIG mode change give none (never bind them).
+std::vector<PartitionPlace> gres_record_order(const Node& node);
+// What slurmd registered (Node::gres_records, from the node cache), else gres_record_order.
+std::vector<PartitionPlace> registered_record_order(const Node& node);
+
+// Records in gres_record_order. Every file is named by its host path under `root`.
 std::vector<GresRecord> gres_records(const Node& node, const RootFs& root);
 
 // The CPUs Slurm holds for a record (its cpus_bitmap, machine numbering), given the node's

@@ -102,6 +102,13 @@ struct Gpu {
     std::vector<NicRoute> nics;
 };
 
+// A partition's place in the node: gpus[gpu].partitions[partition].
+struct PartitionPlace {
+    std::size_t gpu = 0, partition = 0;
+
+    bool operator==(const PartitionPlace& o) const { return gpu == o.gpu && partition == o.partition; }
+};
+
 struct Node {
     std::vector<Gpu> gpus;
     std::vector<RdmaNic> nics;  // every RDMA device, in PCI order, usable or not
@@ -109,6 +116,9 @@ struct Node {
     // GPUs the node has that discovery could not read (NVML unavailable on a node with NVIDIA
     // GPUs), one line each; `gpus` then holds the rest. Empty for a complete node.
     std::vector<std::string> errors;
+    // The gres plugin's records in Slurm's index order, as slurmd registered them: read from
+    // the node cache (libxpart/node_cache.hpp); nullopt for a discovered node.
+    std::optional<std::vector<PartitionPlace>> gres_records;
 
     std::size_t partition_count() const;
     // The partition with this UUID (MIG UUID) or nullptr; for AMD, UUIDs are shared by the

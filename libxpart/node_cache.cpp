@@ -8,6 +8,7 @@
 #include <cstring>
 #include <optional>
 
+#include "libxpart/gres_record.hpp"
 #include "libxpart/node_json.hpp"
 #include "libxpart/node_json_writer.hpp"
 
@@ -46,11 +47,29 @@ bool holds_exactly(const std::string& path, const std::string& text) {
     return n == static_cast<ssize_t>(text.size()) && old.compare(0, text.size(), text) == 0;
 }
 
+// "gres_records": [[gpu, partition], ...], each naming a partition of the node.
+Result<std::vector<PartitionPlace>> records_from_json(const Node& node, const nlohmann::json& j) {
+    const auto records = j.find("gres_records");
+    if (records == j.end() || !records->is_array()) return Error{"no gres_records list"};
+    std::vector<PartitionPlace> out;
+    for (const nlohmann::json& r : *records) {
+        if (!r.is_array() || r.size() != 2 || !r[0].is_number_unsigned() ||
+            !r[1].is_number_unsigned())
+            return Error{"gres_records: " + r.dump() + " is not [gpu, partition]"};
+        const PartitionPlace place{r[0].get<std::size_t>(), r[1].get<std::size_t>()};
+        if (place.gpu >= node.gpus.size() ||
+            place.partition >= node.gpus[place.gpu].partitions.size())
+            return Error{"gres_records: " + r.dump() + " names no partition of the node"};
+        out.push_back(place);
+    }
+    return out;
+}
+
 }  // namespace
 
 Status write_node_cache(const RootFs& root, const Node& node) {
     const std::string path = root.host_path(kNodeCachePath);
-    std::string text = node_json_text(node);
+    std::string text = node_cache_text(node, kNodeCacheFormat, registered_record_order(node));
     text += '\n';
     // slurmd restarts and `slurmd -G` mostly find the node as they left it: leave the file
     // (and its inode and mtime) alone then, no temporary file, no rename.
@@ -78,14 +97,27 @@ Status remove_node_cache(const RootFs& root) {
     return ok_status();
 }
 
-Result<Node> read_node_cache(const RootFs& root) {
+Result<Node> read_node_cache(const RootFs& root, CacheMiss* miss) {
+    if (miss) *miss = CacheMiss::Unavailable;
     auto text = root.read(kNodeCachePath);
     if (!text) return text.error();
     const std::string path = root.host_path(kNodeCachePath);
     nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) return Error{path + ": not valid JSON"};
+    const auto format = j.is_object() ? j.find("format") : j.end();
+    if (format == j.end() || *format != kNodeCacheFormat) {
+        if (miss) *miss = CacheMiss::OtherFormat;
+        const std::string theirs = format == j.end() ? std::string("(none: an earlier xpart)")
+                                                     : format->dump();
+        return Error{path + ": node cache format " + theirs + ", this xpart reads format " +
+                     std::to_string(kNodeCacheFormat) +
+                     ": restart slurmd so it rewrites the cache"};
+    }
     auto node = node_from_json(j);
     if (!node) return Error{path + ": " + node.error().message};
+    auto records = records_from_json(*node, j);
+    if (!records) return Error{path + ": " + records.error().message};
+    node->gres_records = std::move(*records);
     return node;
 }
 

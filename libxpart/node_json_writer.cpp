@@ -160,17 +160,32 @@ void write_nic(JsonOut& j, const RdmaNic& n) {
     j.close('}');
 }
 
-}  // namespace
+// The members node_json_text and node_cache_text share; `cache` adds the cache's own.
+struct CacheMembers {
+    int format;
+    const std::vector<PartitionPlace>& records;
+};
 
-std::string node_json_text(const Node& node) {
+std::string node_text(const Node& node, const CacheMembers* cache) {
     std::string out;
     out.reserve(1024 + 512 * node.partition_count());  // about what a partition takes
     JsonOut j(out);
     j.open('{');
     if (!node.errors.empty()) j.key("errors").strings(node.errors);
+    if (cache) j.key("format").num(cache->format);
     j.key("gpus").open('[');
     for (const Gpu& g : node.gpus) write_gpu(j, g);
     j.close(']');
+    if (cache) {
+        j.key("gres_records").open('[');
+        for (const PartitionPlace& p : cache->records) {
+            j.open('[');
+            j.num(p.gpu);
+            j.num(p.partition);
+            j.close(']');
+        }
+        j.close(']');
+    }
     if (!node.nics.empty()) {
         j.key("nics").open('[');
         for (const RdmaNic& n : node.nics) write_nic(j, n);
@@ -179,6 +194,16 @@ std::string node_json_text(const Node& node) {
     j.key("warnings").strings(node.warnings);
     j.close('}');
     return out;
+}
+
+}  // namespace
+
+std::string node_json_text(const Node& node) { return node_text(node, nullptr); }
+
+std::string node_cache_text(const Node& node, int format,
+                            const std::vector<PartitionPlace>& records) {
+    const CacheMembers cache{format, records};
+    return node_text(node, &cache);
 }
 
 }  // namespace xpart

@@ -16,4 +16,9 @@ namespace xpart {
 // parse and the launchers discover the node themselves.
 std::string node_json_text(const Node& node);
 
+// The node cache's text (libxpart/node_cache.hpp): node_json_text's members and, in key order,
+// "format" and "gres_records" ([[gpu, partition], ...]: each record's place, Slurm's order).
+std::string node_cache_text(const Node& node, int format,
+                            const std::vector<PartitionPlace>& records);
+
 }  // namespace xpart

@@ -19,6 +19,7 @@
 #include "process/spawn.hpp"
 #include "mps/whole_file.hpp"
 #include "libxpart/text.hpp"
+#include "libxpart/visibility.hpp"
 
 namespace xpart::launch {
 namespace {
@@ -264,7 +265,7 @@ std::string mps_log_dir(const MpsConfig& c, const std::string& instance) {
 EnvMap daemon_env(const MpsConfig& c, const MpsInstance& inst) {
     EnvMap env = c.extra_env;
     env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    env["CUDA_VISIBLE_DEVICES"] = inst.uuid;
+    apply_changes(env, mps_daemon_visibility(inst.uuid));
     env["CUDA_MPS_PIPE_DIRECTORY"] = mps_pipe_dir(c, inst.name);
     env["CUDA_MPS_LOG_DIRECTORY"] = mps_log_dir(c, inst.name);
     return env;

@@ -2,17 +2,23 @@
 
 #include "binding/node_source.hpp"
 #include "binding/locality.hpp"
+#include "libxpart/gres_record.hpp"
 #include "libxpart/node_cache.hpp"
 #include "libxpart/text.hpp"
 
 namespace xpart::launch {
 namespace {
 
+// Slurm's record indices mean what slurmd registered, which only its cache says: discovering
+// here instead, without xpart.conf (Root, Vendors, MigMonitorCapability), could bind other
+// partitions than the ones allocated. So no cache, no binding.
 Result<Node> load_node(const RootFs& root) {
-    if (auto cached = read_node_cache(root)) return cached;
-    DiscoveryOptions options;
-    options.root = root;
-    return discover(options);
+    auto cached = read_node_cache(root);
+    if (!cached)
+        return Error{cached.error().message +
+                     " (the step's partitions are the records slurmd's xpart gres/gpu plugin "
+                     "registered there; is slurmd running with it?)"};
+    return cached;
 }
 
 // NVIDIA partitions must be the ones CUDA_VISIBLE_DEVICES names, in the same order: a cache
@@ -37,12 +43,8 @@ Status check_uuids(const Node& node, const Allotment& a, const EnvMap& env) {
 }  // namespace
 
 Result<Allotment> allotment_from_records(const Node& node, const std::string& step_gpus) {
-    std::vector<AllottedPartition> by_record;
-    for (std::size_t g = 0; g < node.gpus.size(); ++g) {
-        if (node.gpus[g].mode == PartitionMode::MigPending) continue;
-        for (std::size_t p = 0; p < node.gpus[g].partitions.size(); ++p)
-            by_record.push_back({g, p, ""});
-    }
+    // What slurmd registered when the node is its cache, else the same decision made again.
+    const std::vector<PartitionPlace> by_record = registered_record_order(node);
     Allotment a;
     a.variable = "SLURM_STEP_GPUS";
     for (const auto& raw : split(step_gpus, ',')) {
@@ -52,9 +54,8 @@ Result<Allotment> allotment_from_records(const Node& node, const std::string& st
             return Error{"SLURM_STEP_GPUS=" + step_gpus + ": '" + token +
                          "' is not one of this node's " + std::to_string(by_record.size()) +
                          " gres/gpu records"};
-        AllottedPartition part = by_record[*index];
-        part.token = token;
-        a.partitions.push_back(part);
+        const PartitionPlace& place = by_record[*index];
+        a.partitions.push_back({place.gpu, place.partition, token});
     }
     if (a.partitions.empty()) return Error{"SLURM_STEP_GPUS is empty: the step has no GPU"};
     return a;

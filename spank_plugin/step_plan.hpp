@@ -32,8 +32,8 @@ struct StepPlan {
     NicBind nic = NicBind::None;         // each task's RDMA NIC (nic_env.hpp)
 };
 
-// The step's partitions by gres record index ("0,3,5"): index i is the i-th partition of
-// the node in the gres plugin's record order (GPUs with a pending MIG change have none).
+// The step's partitions by gres record index ("0,3,5"): index i is record i as slurmd
+// registered it (registered_record_order, libxpart/gres_record.hpp).
 Result<Allotment> allotment_from_records(const Node& node, const std::string& step_gpus);
 
 // Error: one line naming what is missing or inconsistent (no cache and no discovery, no

@@ -106,6 +106,40 @@ TEST_F(NodeSourceTest, UnreadableCacheFallsBackToDiscovery) {
     EXPECT_EQ(found->origin, NodeOrigin::Discovery);
 }
 
+// Another xpart's cache (or one without a format) is refused, not discovered around: the
+// records it describes are not this xpart's to interpret, and slurmd's restart rewrites it.
+TEST_F(NodeSourceTest, CacheOfAnotherFormatIsRefused) {
+    build_guide_node();  // discovery would find the partition
+    for (const char* format : {"2", ""}) {
+        SCOPED_TRACE(format);
+        ASSERT_TRUE(write_node_cache(RootFs(root_), fixtures::dgx_a100(8, 1)));
+        auto j = nlohmann::json::parse(*RootFs(root_).read("/run/xpart/node.json"));
+        j.erase("format");
+        if (*format) j["format"] = nlohmann::json::parse(format);
+        std::ofstream(root_ + "/run/xpart/node.json") << j.dump();
+        auto found = resolve_node("", RootFs(root_), cuda(kGuideUuid));
+        ASSERT_FALSE(found);
+        EXPECT_EQ(found.error().message,
+                  root_ + "/run/xpart/node.json: node cache format " +
+                      (*format ? std::string(format) : "(none: an earlier xpart)") +
+                      ", this xpart reads format 1: restart slurmd so it rewrites the cache");
+    }
+}
+
+// Slurm's indices from a cached node are slurmd's gres record indices (one partition each);
+// from a node without them, GPU indices (every partition of the GPU), as stock sets them.
+TEST_F(NodeSourceTest, StepGpusFromTheCacheAreRecordIndices) {
+    ASSERT_TRUE(write_node_cache(RootFs(root_), fixtures::dgx_a100(2, 7)));
+    auto found = resolve_node("", RootFs(root_), EnvMap{{"SLURM_STEP_GPUS", "8,3"}});
+    ASSERT_TRUE(found) << found.error().message;
+    EXPECT_EQ(found->origin, NodeOrigin::Cache);
+    ASSERT_EQ(found->allotment.partitions.size(), 2u);
+    EXPECT_EQ(found->allotment.partitions[0].gpu, 1u);
+    EXPECT_EQ(found->allotment.partitions[0].partition, 1u);
+    EXPECT_EQ(found->allotment.partitions[1].gpu, 0u);
+    EXPECT_EQ(found->allotment.partitions[1].partition, 3u);
+}
+
 TEST_F(NodeSourceTest, AfterAMissTheErrorIsTheLiveNodes) {
     // Neither the cache nor the (GPU-less) root knows the partition: the answer is
     // discovery's, so it does not blame a cache the user never asked for.

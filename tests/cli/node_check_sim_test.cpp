@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "libxpart/node_cache.hpp"
+#include "libxpart/node_json.hpp"
 #include "tests/cli/run_command.hpp"
 
 namespace xpart::test {
@@ -58,8 +60,10 @@ TEST_P(NodeCheckSim, ReportsWhatChangedSinceSlurmdRegistered) {
     GetParam().edit(now);
     if (HasFatalFailure()) return;
     nvml = build(now, root);
-    std::filesystem::create_directories(root + "/run/xpart");
-    write_text(root + "/run/xpart/node.json", registered.out);
+    // The cache as slurmd writes it from what it discovered (its format and records added).
+    auto node = node_from_json(nlohmann::json::parse(registered.out));
+    ASSERT_TRUE(node) << node.error().message;
+    ASSERT_TRUE(write_node_cache(RootFs(root), *node));
 
     const auto check = run_command(
         {build_dir() + "/xpart", "--root", root, "node", "check", "--nvml-library", nvml});

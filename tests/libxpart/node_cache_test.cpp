@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "libxpart/gres_record.hpp"
 #include "libxpart/node_cache.hpp"
 #include "libxpart/node_json.hpp"
 #include "libxpart/node_json_writer.hpp"
@@ -15,6 +16,11 @@ namespace xpart {
 namespace {
 
 using testing::TempRoot;
+
+// The text write_node_cache writes for a node slurmd discovered.
+std::string cache_text(const Node& node) {
+    return node_cache_text(node, kNodeCacheFormat, gres_record_order(node)) + "\n";
+}
 
 TEST(NodeCache, RoundTripsThroughTheRootAndMakesItsDirectory) {
     TempRoot root;
@@ -88,7 +94,7 @@ struct OldCache {
 
 const OldCache kOldCaches[] = {
     {"another node", [](const std::string&) {
-         return node_json_text(fixtures::dgx_a100()) + "\n";
+         return cache_text(fixtures::dgx_a100());
      }},
     {"one byte more", [](const std::string& t) { return t + "x"; }},
     {"one byte less", [](const std::string& t) { return t.substr(0, t.size() - 1); }},
@@ -104,7 +110,7 @@ TEST_P(NodeCacheRewrite, AChangedFileIsReplaced) {
     TempRoot root;
     const std::string file = root.host("/run/xpart/node.json");
     const Node node = fixtures::a100_40gb_mig_whole_and_mi300x_node();
-    const std::string text = node_json_text(node) + "\n";
+    const std::string text = cache_text(node);
     root.write("/run/xpart/node.json", GetParam().text(text));
     age(file);
     const FileStamp before = stamp(file);
@@ -120,12 +126,17 @@ TEST_P(NodeCacheRewrite, AChangedFileIsReplaced) {
 INSTANTIATE_TEST_SUITE_P(Cases, NodeCacheRewrite, ::testing::ValuesIn(kOldCaches),
                          testing::SentenceCaseName{});
 
-// What write_node_cache writes is the direct writer's text, the bytes dump() gave before it.
+// What write_node_cache writes is the direct writer's text: the bytes dump() gives for the
+// node's JSON with the cache's format and record places added.
 TEST(NodeCache, WritesTheDumpOfTheNode) {
     TempRoot root;
     const Node node = fixtures::mi300x_cpx_node(64);
     ASSERT_TRUE(write_node_cache(RootFs(root.path()), node));
-    EXPECT_EQ(root.read("/run/xpart/node.json"), to_json(node).dump() + "\n");
+    nlohmann::json want = to_json(node);
+    want["format"] = kNodeCacheFormat;
+    want["gres_records"] = nlohmann::json::array();
+    for (std::size_t p = 0; p < 64; ++p) want["gres_records"].push_back({0, p});
+    EXPECT_EQ(root.read("/run/xpart/node.json"), want.dump() + "\n");
 }
 
 TEST(NodeCache, RemoveDropsItAndAMissingOneIsNoError) {
@@ -169,9 +180,79 @@ const BadCache kBadCaches[] = {
 INSTANTIATE_TEST_SUITE_P(Cases, NodeCacheRead, ::testing::ValuesIn(kBadCaches),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// The format: this xpart's is read (with the records slurmd registered); any other, or none
+// (an earlier xpart's cache), is refused in one line that says what to run.
+struct FormatCase {
+    const char* name;
+    const char* format;   // the "format" member's JSON; nullptr: no member
+    const char* message;  // after "<host path>: "; nullptr: read
+};
+
+const FormatCase kFormats[] = {
+    {"Current", "1", nullptr},
+    {"Newer", "2",
+     "node cache format 2, this xpart reads format 1: restart slurmd so it rewrites the cache"},
+    {"Older", "0",
+     "node cache format 0, this xpart reads format 1: restart slurmd so it rewrites the cache"},
+    {"NotANumber", "\"1\"",
+     "node cache format \"1\", this xpart reads format 1: restart slurmd so it rewrites the "
+     "cache"},
+    {"Missing", nullptr,
+     "node cache format (none: an earlier xpart), this xpart reads format 1: restart slurmd so "
+     "it rewrites the cache"},
+};
+
+class NodeCacheFormatRead : public ::testing::TestWithParam<FormatCase> {};
+
+TEST_P(NodeCacheFormatRead, ReadsItsOwnAndRefusesEveryOther) {
+    TempRoot root;
+    Node node = fixtures::a100_40gb_mig_whole_and_mi300x_node();
+    nlohmann::json j = nlohmann::json::parse(cache_text(node));
+    j.erase("format");
+    if (GetParam().format) j["format"] = nlohmann::json::parse(GetParam().format);
+    root.write("/run/xpart/node.json", j.dump());
+    CacheMiss miss = CacheMiss::Unavailable;
+    auto back = read_node_cache(RootFs(root.path()), &miss);
+    if (!GetParam().message) {
+        ASSERT_TRUE(back) << back.error().message;
+        EXPECT_EQ(to_json(*back), to_json(node));
+        ASSERT_TRUE(back->gres_records);
+        EXPECT_EQ(*back->gres_records, gres_record_order(node));
+        return;
+    }
+    ASSERT_FALSE(back);
+    EXPECT_EQ(back.error().message,
+              root.host("/run/xpart/node.json") + ": " + GetParam().message);
+    EXPECT_EQ(miss, CacheMiss::OtherFormat);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, NodeCacheFormatRead, ::testing::ValuesIn(kFormats),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// The record places are what slurmd wrote, not the order the node would give now.
+TEST(NodeCache, RecordPlacesAreTheFilesAndCheckedAgainstTheNode) {
+    TempRoot root;
+    const Node node = fixtures::a100_40gb_mig_whole_and_mi300x_node();
+    nlohmann::json j = nlohmann::json::parse(cache_text(node));
+    j["gres_records"] = nlohmann::json::array({{1, 0}, {0, 0}});
+    root.write("/run/xpart/node.json", j.dump());
+    auto back = read_node_cache(RootFs(root.path()));
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(*back->gres_records, (std::vector<PartitionPlace>{{1, 0}, {0, 0}}));
+
+    j["gres_records"] = nlohmann::json::array({{0, 99}});
+    root.write("/run/xpart/node.json", j.dump());
+    CacheMiss miss = CacheMiss::OtherFormat;
+    back = read_node_cache(RootFs(root.path()), &miss);
+    ASSERT_FALSE(back);
+    EXPECT_EQ(back.error().message, root.host("/run/xpart/node.json") +
+                                        ": gres_records: [0,99] names no partition of the node");
+    EXPECT_EQ(miss, CacheMiss::Unavailable);
+}
+
 TEST(NodeCache, NotANodeSaysWhatIsWrong) {
     TempRoot root;
-    root.write("/run/xpart/node.json", "{\"gpus\": 3}");
+    root.write("/run/xpart/node.json", "{\"format\": 1, \"gpus\": 3}");
     auto node = read_node_cache(RootFs(root.path()));
     ASSERT_FALSE(node);
     const std::string prefix = root.host("/run/xpart/node.json") + ": ";

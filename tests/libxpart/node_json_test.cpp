@@ -84,6 +84,31 @@ TEST(NodeJson, WithheldFilesRoundTripAndMayBeAbsent) {
     EXPECT_EQ(back->gpus[0].withheld_files, n.gpus[0].withheld_files);
 }
 
+// The format is the node cache's (libxpart/node_cache.hpp): `xpart discover --json` writes
+// none, and a node file (`xpart launch --node-json`) reads whatever cache members it holds.
+TEST(NodeJson, HasNoFormatAndReadsAroundTheCacheMembers) {
+    const Node n = sample_node();
+    EXPECT_FALSE(to_json(n).contains("format"));
+    EXPECT_FALSE(to_json(n).contains("gres_records"));
+    const struct {
+        const char* name;
+        const char* members;
+    } kCases[] = {
+        {"none", R"({})"},
+        {"this format", R"({"format":1,"gres_records":[[0,0]]})"},
+        {"another format", R"({"format":2,"gres_records":"anything"})"},
+    };
+    for (const auto& c : kCases) {
+        SCOPED_TRACE(c.name);
+        nlohmann::json j = to_json(n);
+        j.update(nlohmann::json::parse(c.members));
+        auto back = node_from_json(j);
+        ASSERT_TRUE(back.ok()) << back.error().message;
+        EXPECT_EQ(to_json(*back), to_json(n));
+        EXPECT_FALSE(back->gres_records);
+    }
+}
+
 TEST(NodeJson, MalformedIsAnErrorNotACrash) {
     EXPECT_FALSE(node_from_json(nlohmann::json::parse(R"({"gpus":[{"vendor":"amd"}]})")).ok());
     EXPECT_FALSE(node_from_json(nlohmann::json::parse(R"({"warnings":[]})")).ok());

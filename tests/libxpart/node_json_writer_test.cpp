@@ -8,6 +8,7 @@
 #include <functional>
 #include <sstream>
 
+#include "libxpart/gres_record.hpp"
 #include "libxpart/node_json.hpp"
 #include "libxpart/node_json_writer.hpp"
 #include "tests/case_name.hpp"
@@ -58,6 +59,17 @@ class NodeJsonWriterFixture : public ::testing::TestWithParam<FixtureNode> {};
 TEST_P(NodeJsonWriterFixture, SameBytesAsNlohmannDump) {
     const Node node = GetParam().make();
     EXPECT_EQ(node_json_text(node), to_json(node).dump());
+}
+
+// The cache's text: the same members, "format" and "gres_records" in their key order.
+TEST_P(NodeJsonWriterFixture, CacheTextIsTheDumpWithFormatAndRecords) {
+    const Node node = GetParam().make();
+    const std::vector<PartitionPlace> records = gres_record_order(node);
+    nlohmann::json want = to_json(node);
+    want["format"] = 7;
+    want["gres_records"] = nlohmann::json::array();
+    for (const PartitionPlace& p : records) want["gres_records"].push_back({p.gpu, p.partition});
+    EXPECT_EQ(node_cache_text(node, 7, records), want.dump());
 }
 
 INSTANTIATE_TEST_SUITE_P(Nodes, NodeJsonWriterFixture, ::testing::ValuesIn(kFixtureNodes),

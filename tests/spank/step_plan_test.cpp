@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "spank_plugin/step_plan.hpp"
 #include "libxpart/node_cache.hpp"
@@ -99,6 +102,14 @@ INSTANTIATE_TEST_SUITE_P(StepGpus, AllotmentFromRecordsTest, ::testing::ValuesIn
 class PlanStepTest : public ::testing::Test {
 protected:
     void use(const Node& node) { ASSERT_TRUE(write_node_cache(RootFs(dir_.path()), node).ok()); }
+    // The cache as slurmd wrote it with `member` replaced.
+    void use(const Node& node, const char* member, const nlohmann::json& value) {
+        use(node);
+        RootFs root(dir_.path());
+        auto j = nlohmann::json::parse(*root.read("/run/xpart/node.json"));
+        j[member] = value;
+        std::ofstream(root.host_path("/run/xpart/node.json")) << j.dump();
+    }
     Result<StepPlan> plan(const EnvMap& env, int tasks, StepBind bind = StepBind::Rank) {
         return plan_step(RootFs(dir_.path()), env, tasks, bind);
     }
@@ -140,6 +151,24 @@ TEST_F(PlanStepTest, AmdNeedsNoCudaList) {
     auto p = plan({{"SLURM_STEP_GPUS", "6"}, {"ROCR_VISIBLE_DEVICES", "0"}}, 1);
     ASSERT_TRUE(p.ok()) << p.error().message;
     EXPECT_EQ(task_partition(*p, 0).index, 6);
+}
+
+// The record indices are read through the places slurmd wrote, not re-derived from the node.
+TEST_F(PlanStepTest, RecordIndicesAreWhatSlurmdRegistered) {
+    use(fixtures::mi300x_cpx_node(), "gres_records", nlohmann::json::array({{0, 7}, {0, 6}}));
+    auto p = plan({{"SLURM_STEP_GPUS", "1"}, {"ROCR_VISIBLE_DEVICES", "0"}}, 1);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    EXPECT_EQ(task_partition(*p, 0).index, 6);
+}
+
+// A cache of another format is refused with its one line, never discovered around.
+TEST_F(PlanStepTest, CacheOfAnotherFormatIsRefused) {
+    use(fixtures::mi300x_cpx_node(), "format", 2);
+    auto p = plan({{"SLURM_STEP_GPUS", "1"}, {"ROCR_VISIBLE_DEVICES", "0"}}, 1);
+    ASSERT_FALSE(p.ok());
+    EXPECT_EQ(p.error().message, RootFs(dir_.path()).host_path("/run/xpart/node.json") +
+                                     ": node cache format 2, this xpart reads format 1: restart "
+                                     "slurmd so it rewrites the cache");
 }
 
 // A node cache that no longer matches what slurmd registered must bind nothing.
