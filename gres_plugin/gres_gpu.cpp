@@ -55,7 +55,7 @@ std::vector<bool> to_bits(bitstr_t* bits) {
 }
 
 void apply(char*** env, const xpart::EnvResult& result) {
-    for (const auto& line : result.errors) error("%s", line.c_str());
+    for (const auto& line : result.errors) error("gres/gpu: %s", line.c_str());
     for (const auto& c : result.changes) {
         if (c.value) env_array_overwrite(env, c.name.c_str(), c.value->c_str());
         else if (*env) unsetenvp(*env, c.name.c_str());

@@ -13,7 +13,7 @@ std::vector<std::string> out_of_range(const std::vector<GresRecord>& records,
     std::vector<std::string> errors;
     for (std::size_t i = records.size(); i < bits.size(); ++i)
         if (bits[i])
-            errors.push_back(std::string("gres/gpu: ") + what + " names GPU index " +
+            errors.push_back(std::string(what) + " names GPU index " +
                              std::to_string(i) + " but this node has " +
                              std::to_string(records.size()) + " gres/gpu record(s)");
     return errors;
@@ -58,7 +58,7 @@ EnvResult gres_env(const std::vector<GresRecord>& records, const EnvRequest& req
         if (d.kind == TaskDevices::Kind::Devices)
             for (std::size_t i = 0; i < records.size(); ++i) own[i] = own[i] && test(d.devices, i);
         if (d.kind == TaskDevices::Kind::Unknown) {
-            result.errors.push_back("gres/gpu: " + d.reason + "; its GPU variables bind nothing");
+            result.errors.push_back(d.reason + "; its GPU variables bind nothing");
             task_unknown = true;
         }
     }

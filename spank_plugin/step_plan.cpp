@@ -13,8 +13,9 @@ namespace {
 // here instead, without xpart.conf (Root, Vendors, MigMonitorCapability), could bind other
 // partitions than the ones allocated. So no cache, no binding.
 Result<Node> load_node(const RootFs& root) {
-    auto cached = read_node_cache(root);
-    if (!cached)
+    CacheMiss miss;
+    auto cached = read_node_cache(root, &miss);
+    if (!cached && miss == CacheMiss::Unavailable)
         return Error{cached.error().message +
                      " (the step's partitions are the records slurmd's xpart gres/gpu plugin "
                      "registered there; is slurmd running with it?)"};

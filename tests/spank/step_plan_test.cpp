@@ -162,6 +162,19 @@ TEST_F(PlanStepTest, RecordIndicesAreWhatSlurmdRegistered) {
 }
 
 // A cache of another format is refused with its one line, never discovered around.
+// Without slurmd's cache the record indices mean nothing known: the step binds nothing (no
+// discovery here, which would not know xpart.conf's settings).
+TEST_F(PlanStepTest, NoCacheBindsNothing) {
+    auto p = plan({{"SLURM_STEP_GPUS", "0"}}, 1);
+    ASSERT_FALSE(p.ok());
+    EXPECT_NE(p.error().message.find(dir_.path() + "/run/xpart/node.json"), std::string::npos)
+        << p.error().message;
+    EXPECT_NE(p.error().message.find("(the step's partitions are the records slurmd's xpart "
+                                     "gres/gpu plugin registered there; is slurmd running with it?)"),
+              std::string::npos)
+        << p.error().message;
+}
+
 TEST_F(PlanStepTest, CacheOfAnotherFormatIsRefused) {
     use(fixtures::mi300x_cpx_node(), "format", 2);
     auto p = plan({{"SLURM_STEP_GPUS", "1"}, {"ROCR_VISIBLE_DEVICES", "0"}}, 1);
