@@ -131,6 +131,8 @@ TEST(LayoutDetect, ReadsThroughTheRootPrefix) {
 
 // The live node: every hierarchy of this machine bind-mounted a second time (as a chroot that
 // binds /sys would) in a private mount namespace; the layout found there is the same.
+constexpr const char* kSkip = "skip: ";
+
 TEST(LayoutDetect, ASecondMountOfEachHierarchyChangesNothing) {
     if (geteuid() != 0) GTEST_SKIP() << "needs root (a private mount namespace)";
     auto before = detect_cgroup_layout(RootFs("/"));
@@ -148,8 +150,16 @@ TEST(LayoutDetect, ASecondMountOfEachHierarchyChangesNothing) {
             ssize_t w = write(out[1], text.data(), text.size());
             _exit(w == static_cast<ssize_t>(text.size()) ? 0 : 1);
         };
-        if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
-            say(std::string("mount namespace: ") + std::strerror(errno));
+        if (unshare(CLONE_NEWNS) != 0) say(std::string("mount namespace: ") + std::strerror(errno));
+        // Under a chroot whose root is no mount point (scripts/debian13) "/" cannot be made
+        // private: there the binds stay in this namespace only if no mount shares with another.
+        if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+            const int err = errno;
+            auto mounts = RootFs("/").read("/proc/self/mountinfo");
+            if (err != EINVAL || !mounts) say(std::string("making / private: ") + std::strerror(err));
+            if (mounts->find(" shared:") != std::string::npos)
+                say(std::string(kSkip) + "a chroot with shared mounts: a bind could reach another namespace");
+        }
         int n = 0;
         for (const std::string& m : {before->v1_devices_mount, before->v2_mount}) {
             if (m.empty()) continue;
@@ -171,6 +181,7 @@ TEST(LayoutDetect, ASecondMountOfEachHierarchyChangesNothing) {
     waitpid(child, &status, 0);
     for (int i = 0; i < 2; ++i) rmdir((base + "/" + std::to_string(i)).c_str());  // binds died with the namespace
     rmdir(base.c_str());
+    if (got.rfind(kSkip, 0) == 0) GTEST_SKIP() << got.substr(std::strlen(kSkip));
     EXPECT_EQ(got, before->v1_devices_mount + "|" + before->v1_devices_own + "|" + before->v2_mount + "|" +
                        before->v2_own);
 }

@@ -1,5 +1,5 @@
 // The CPU and NUMA topology the simulator writes: the sysfs files of a real node, in the
-// kernel's formats (what hwloc reads through a root prefix; tests/launcher/mapping_test
+// kernel's formats (what hwloc reads through a root prefix; tests/binding/mapping_test
 // loads a simulated root with hwloc itself).
 #include <ftw.h>
 #include <gtest/gtest.h>
