@@ -187,10 +187,16 @@ std::string Daemon::handle(const std::string& line, const std::string& client, b
         long uid = -1;
         if (!(in >> flag >> uid) || flag != "-uid" || uid < 0) return "Usage: start_server -uid <uid>\n";
         if (servers_.count(static_cast<unsigned>(uid))) return "";
+        const pid_t daemon = getpid();
         pid_t pid = fork();
         if (pid == 0) {
-            // The "server": lives until the control daemon goes away.
+            // The "server": lives until the control daemon goes away. A daemon killed before
+            // the signal was asked for sends none: then the server is already an orphan.
+            // FAKE_MPS_SERVER_DELAY_MS (tests) widens the window before the signal is asked for.
+            if (const char* d = std::getenv("FAKE_MPS_SERVER_DELAY_MS"))
+                usleep(static_cast<useconds_t>(std::atoi(d)) * 1000);
             prctl(PR_SET_PDEATHSIG, SIGTERM);
+            if (getppid() != daemon) _exit(0);
             // Drop the daemon's sockets: a held client connection would never see EOF.
             for (int fd = 3; fd < 1024; ++fd) close(fd);
             sigset_t none;

@@ -21,6 +21,8 @@
 #include <set>
 #include <thread>
 
+#include "libxpart/proc_stat.hpp"
+#include "libxpart/text.hpp"
 #include "mps/mps_session.hpp"
 #include "process/spawn.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
@@ -257,6 +259,34 @@ TEST_P(MpsDaemonTest, KilledDaemonIsReportedAndRestartedOverItsSockets) {
     ASSERT_TRUE(again);
     EXPECT_NE(again->pid, daemon->pid);
     EXPECT_OK(wait_ready(config_, inst));
+}
+
+// A daemon SIGKILLed while its server has not yet asked for the parent-death signal: the
+// server must not outlive it (a fake's did, found running after a unit run under load). The
+// fake's FAKE_MPS_SERVER_DELAY_MS holds its server in that window; the real daemon's server
+// exits at once without a GPU.
+TEST_P(MpsDaemonTest, ServersDoNotOutliveAKilledDaemon) {
+    config_.extra_env["FAKE_MPS_SERVER_DELAY_MS"] = "500";
+    ASSERT_TRUE(start_daemons(config_, instances(1)).ok());
+    auto states = daemon_states(config_, true);
+    ASSERT_TRUE(states.ok());
+    ASSERT_EQ(states->size(), 1u);
+    std::vector<pid_t> servers;
+    for (const auto& line : split((*states)[0].servers, '\n'))
+        if (auto pid = parse_u64(trim(line))) servers.push_back(static_cast<pid_t>(*pid));
+    EXPECT_EQ(servers.empty(), real_);
+    kill((*states)[0].record.process.pid, SIGKILL);
+    ASSERT_TRUE(gone_soon((*states)[0].record.process));
+    for (pid_t server : servers) {
+        bool gone = false;
+        for (int i = 0; i < 300 && !gone; ++i) {  // 3 s: the fake's server waits 0.5 s
+            auto stat = read_proc_stat(RootFs("/"), server);
+            gone = !stat || stat->gone();
+            if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        EXPECT_TRUE(gone) << "server " << server << " outlived its daemon";
+        if (!gone) kill(server, SIGKILL);
+    }
 }
 
 TEST_P(MpsDaemonTest, MissingControlProgramFailsAndLeavesNothingRunning) {
