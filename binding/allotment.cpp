@@ -173,7 +173,9 @@ Result<Allotment> from_gpu_indices(const Node& node, const std::string& var,
 }  // namespace
 
 DeviceOpenable open_probe(const RootFs& root) {
-    return [root](const DeviceFile& f) { return device_openable(root.host_path(f.path)); };
+    // Read-only, as Slurm's 24.11 adapter probes: capability files are read-only for users,
+    // and a device rule that denies denies a read too.
+    return [root](const DeviceFile& f) { return device_openable(root.host_path(f.path), false); };
 }
 
 std::optional<std::size_t> rocr_index(const Node& node, const AllottedPartition& part,

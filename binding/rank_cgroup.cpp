@@ -29,10 +29,17 @@ Result<RankCgroup> RankCgroup::create(const Node& node, const Partition& mine, u
     // remove must not stop this rank, and the Epilog's `xpart cgroup sweep --job` retries.
     (void)cgroup::sweep_rank_leftovers(h, layout->own(h), 1, cgroup::SweepHost{});
     auto cg = cgroup::DeviceCgroup::create(h, layout->own(h), name);
-    if (!cg) return Error{"--confine=rank: " + cg.error().message};
+    // On cgroup v2 Slurm's job cgroups stay root's and device programs need root: a user's
+    // launcher cannot confine; slurmstepd can, through the SPANK plugin.
+    const std::string v2_hint =
+        h == cgroup::Hierarchy::V2 && ::geteuid() != 0
+            ? " (cgroup v2: only root confines; launch the ranks with `srun --xpart-bind=rank "
+              "--xpart-confine`, which needs xpart.so in the node's plugstack.conf)"
+            : "";
+    if (!cg) return Error{"--confine=rank: " + cg.error().message + v2_hint};
     RankCgroup made(std::move(*cg));
     if (auto s = made.cg_->apply(rank_rule_set(node, mine)); !s)
-        return Error{"--confine=rank: " + s.error().message};  // `made` removes the cgroup
+        return Error{"--confine=rank: " + s.error().message + v2_hint};  // `made` removes the cgroup
     return Result<RankCgroup>(std::move(made));
 }
 

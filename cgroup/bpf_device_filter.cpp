@@ -88,7 +88,8 @@ std::vector<RuleGroup> group_rules(const std::vector<DeviceRule>& rules, bool al
     return out;
 }
 
-void append_group(std::vector<bpf_insn>& out, const RuleGroup& g) {
+// `to_defer` collects the jumps to the inherited program (deferred form), patched at the end.
+void append_group(std::vector<bpf_insn>& out, const RuleGroup& g, std::vector<std::size_t>* to_defer) {
     std::vector<std::size_t> to_next, to_verdict;
     if (g.type != DeviceType::All) {
         to_next.push_back(out.size());
@@ -123,7 +124,12 @@ void append_group(std::vector<bpf_insn>& out, const RuleGroup& g) {
     }
     const std::size_t verdict = out.size();
     out.push_back(mov_imm(0, g.allow ? 1 : 0));
-    out.push_back(exit_insn());
+    if (g.allow && to_defer) {
+        to_defer->push_back(out.size());
+        out.push_back(jump_always());
+    } else {
+        out.push_back(exit_insn());
+    }
     const std::size_t next = out.size();
     for (std::size_t i : to_next) out[i].off = static_cast<__s16>(next - i - 1);
     for (std::size_t i : to_verdict) out[i].off = static_cast<__s16>(verdict - i - 1);
@@ -136,34 +142,77 @@ bool is(const bpf_insn& a, const bpf_insn& b) {
 
 }  // namespace
 
-std::vector<bpf_insn> generate_device_filter(const DeviceRuleSet& set) {
+std::vector<bpf_insn> generate_device_filter(const DeviceRuleSet& set, const std::vector<bpf_insn>& inherited) {
     std::vector<bpf_insn> out = prologue();
-    for (const auto& g : group_rules(set.allow, true)) append_group(out, g);
+    std::vector<std::size_t> to_defer;
+    std::vector<std::size_t>* defer = inherited.empty() ? nullptr : &to_defer;
+    for (const auto& g : group_rules(set.allow, true)) append_group(out, g, defer);
     if (set.policy == DevicePolicy::DenyManaged)
-        for (const auto& g : group_rules(set.managed, false)) append_group(out, g);
-    out.push_back(mov_imm(0, set.policy == DevicePolicy::DenyManaged ? 1 : 0));
+        for (const auto& g : group_rules(set.managed, false)) append_group(out, g, defer);
+    const bool managed = set.policy == DevicePolicy::DenyManaged;
+    if (defer && (managed || !to_defer.empty())) {
+        // DenyManaged falls through to the inherited program; DenyAll ends in a deny. The
+        // verifier refuses unreachable code, so a set that allows nothing carries no copy.
+        if (!managed) {
+            out.push_back(mov_imm(0, 0));
+            out.push_back(exit_insn());
+        }
+        const std::size_t mark = out.size();
+        for (std::size_t i : to_defer) out[i].off = static_cast<__s16>(mark - i - 1);
+        out.push_back(mov_imm(0, kDeferMark));
+        out.insert(out.end(), inherited.begin(), inherited.end());
+        return out;
+    }
+    out.push_back(mov_imm(0, managed ? 1 : 0));
     out.push_back(exit_insn());
     return out;
 }
 
-Result<DeviceRuleSet> decode_device_filter(const std::vector<bpf_insn>& insns) {
+Status check_inheritable(const std::vector<bpf_insn>& insns) {
+    if (insns.empty()) return Error{"the device program to keep has no instructions"};
+    for (std::size_t i = 0; i < insns.size(); ++i) {
+        const bpf_insn& x = insns[i];
+        const __u8 cls = BPF_CLASS(x.code);
+        const bool call = (cls == BPF_JMP || cls == BPF_JMP32) &&
+                          (BPF_OP(x.code) == BPF_CALL || BPF_OP(x.code) == 0xf0 /* tail call */);
+        const bool packet = cls == BPF_LD && (BPF_MODE(x.code) == BPF_ABS || BPF_MODE(x.code) == BPF_IND);
+        const bool map_ref = x.code == (BPF_LD | BPF_DW | BPF_IMM) && x.src_reg != 0;
+        if (call || packet || map_ref)
+            return Error{"the device program to keep uses helper calls or maps (instruction " +
+                         std::to_string(i) + "); xpart can only keep self-contained programs like Slurm's"};
+    }
+    return ok_status();
+}
+
+Result<DeviceFilterParts> split_device_filter(const std::vector<bpf_insn>& insns) {
     auto fail = [](std::size_t at, const char* what) {
         return Error{"device program instruction " + std::to_string(at) + ": " + what +
                      " (not a program xpart generated)"};
     };
     const auto pro = prologue();
-    if (insns.size() < pro.size() + 2) return fail(insns.size(), "program too short");
+    if (insns.size() < pro.size() + 1) return fail(insns.size(), "program too short");
     for (std::size_t i = 0; i < pro.size(); ++i)
         if (!is(insns[i], pro[i])) return fail(i, "unexpected prologue");
+    // Our part ends at the mark (deferred form) or with the program; our own code never loads
+    // the mark's value, so its first occurrence is the mark.
+    std::size_t end = kPrologueLength;
+    while (end < insns.size() && !is(insns[end], mov_imm(0, kDeferMark))) ++end;
+    const bool deferred = end < insns.size();
+    DeviceFilterParts parts;
+    if (deferred) parts.inherited.assign(insns.begin() + static_cast<std::ptrdiff_t>(end) + 1, insns.end());
+    DeviceRuleSet& set = parts.set;
     const auto jne = BPF_JMP32 | BPF_JNE | BPF_K;
     const auto jeq = BPF_JMP32 | BPF_JEQ | BPF_K;
     auto target = [&](std::size_t at) -> std::size_t {
         return insns[at].off < 0 ? 0 : at + 1 + static_cast<std::size_t>(insns[at].off);
     };
-    DeviceRuleSet set;
     bool in_deny = false;
     std::size_t i = kPrologueLength;
-    while (i < insns.size()) {
+    if (deferred && i == end) {  // DenyManaged with no rules: everything goes to the inherited program
+        set.policy = DevicePolicy::DenyManaged;
+        return parts;
+    }
+    while (i < end) {
         const std::size_t start = i;
         DeviceRule rule{DeviceType::All, std::nullopt, std::nullopt, kAccessAll};
         int mode = 0;  // 0: no access test, 1: subset test (allow), 2: overlap test (deny)
@@ -174,7 +223,7 @@ Result<DeviceRuleSet> decode_device_filter(const std::vector<bpf_insn>& insns) {
             else return fail(i, "unknown device type");
             to_next.push_back(i++);
         }
-        if (i + 2 < insns.size() && is(insns[i], mov_reg(kScratch, kAccess)) &&
+        if (i + 2 < end && is(insns[i], mov_reg(kScratch, kAccess)) &&
             insns[i + 1].code == (BPF_ALU64 | BPF_AND | BPF_K) && insns[i + 1].dst_reg == kScratch &&
             insns[i + 2].dst_reg == kScratch && insns[i + 2].imm == 0) {
             const __s32 bits = insns[i + 1].imm;
@@ -190,35 +239,53 @@ Result<DeviceRuleSet> decode_device_filter(const std::vector<bpf_insn>& insns) {
             to_next.push_back(i + 2);
             i += 3;
         }
-        if (i < insns.size() && insns[i].code == jne && insns[i].dst_reg == kMajor) {
+        if (i < end && insns[i].code == jne && insns[i].dst_reg == kMajor) {
             rule.major = static_cast<unsigned>(insns[i].imm);
             to_next.push_back(i++);
         }
         std::vector<unsigned> minors;
         std::size_t verdict_at = 0;
-        while (i < insns.size() && insns[i].code == jeq && insns[i].dst_reg == kMinor) {
+        while (i < end && insns[i].code == jeq && insns[i].dst_reg == kMinor) {
             if (verdict_at == 0) verdict_at = target(i);
             if (target(i) != verdict_at) return fail(i, "minor tests jump to different verdicts");
             minors.push_back(static_cast<unsigned>(insns[i].imm));
             ++i;
         }
         if (!minors.empty()) {
-            if (i >= insns.size() || !is(insns[i], jump_always(insns[i].off))) return fail(i, "expected 'goto next'");
+            if (i >= end || !is(insns[i], jump_always(insns[i].off))) return fail(i, "expected 'goto next'");
             to_next.push_back(i++);
             if (verdict_at != i) return fail(i, "minor tests do not reach the verdict");
         }
-        if (i + 1 >= insns.size() || insns[i].code != (BPF_ALU64 | BPF_MOV | BPF_K) ||
-            insns[i].dst_reg != 0 || !is(insns[i + 1], exit_insn()))
+        // The verdict: "r0 = v; exit", or in the deferred form an allow "r0 = 1; goto mark"
+        // (the verifier drops that jump where the mark follows at once).
+        if (i >= end || insns[i].code != (BPF_ALU64 | BPF_MOV | BPF_K) || insns[i].dst_reg != 0)
             return fail(i, "expected 'r0 = verdict; exit'");
         const __s32 verdict = insns[i].imm;
-        i += 2;
+        bool exits = false;
+        if (i + 1 < end && is(insns[i + 1], exit_insn())) {
+            exits = true;
+            i += 2;
+        } else if (deferred && verdict == 1 && i + 1 < end && is(insns[i + 1], jump_always(insns[i + 1].off)) &&
+                   target(i + 1) == end) {
+            i += 2;
+        } else if (deferred && verdict == 1 && i + 1 == end) {
+            i += 1;
+        } else {
+            return fail(i, "expected 'r0 = verdict; exit'");
+        }
         for (std::size_t j : to_next)
             if (target(j) != i) return fail(j, "jump does not reach the next rule group");
-        if (i == insns.size()) {  // the default verdict ends the program
-            // After deny groups only the DenyManaged default (1) fits the layout.
-            if (start == i - 2 && (verdict == 1 || (verdict == 0 && !in_deny))) {
-                set.policy = verdict == 1 ? DevicePolicy::DenyManaged : DevicePolicy::DenyAll;
-                return set;
+        const bool no_tests = start + 2 == i && exits;
+        if (i == insns.size() || (deferred && i == end && no_tests && verdict == 0)) {
+            // The default verdict ends our part. After deny groups only the DenyManaged default
+            // (1) fits the layout; the deferred form's DenyManaged default is the mark itself.
+            if (no_tests && verdict == 0 && !in_deny) {
+                set.policy = DevicePolicy::DenyAll;
+                return parts;
+            }
+            if (no_tests && verdict == 1 && !deferred) {
+                set.policy = DevicePolicy::DenyManaged;
+                return parts;
             }
             return fail(start, "missing default verdict");
         }
@@ -236,8 +303,18 @@ Result<DeviceRuleSet> decode_device_filter(const std::vector<bpf_insn>& insns) {
             rule.minor = m;
             into->push_back(rule);
         }
+        if (i == end) {  // deferred: what no rule decided goes to the inherited program
+            set.policy = DevicePolicy::DenyManaged;
+            return parts;
+        }
     }
     return fail(i, "missing default verdict");
+}
+
+Result<DeviceRuleSet> decode_device_filter(const std::vector<bpf_insn>& insns) {
+    auto parts = split_device_filter(insns);
+    if (!parts) return parts.error();
+    return std::move(parts->set);
 }
 
 }  // namespace xpart::cgroup

@@ -23,11 +23,31 @@ namespace xpart::cgroup {
 // default: 0 for DenyAll, 1 for DenyManaged. One compare per exact minor keeps a 64-partition
 // program near 200 instructions, which the verifier checks in well under a millisecond.
 // Comparisons use 32-bit jumps: majors and minors are u32.
-std::vector<bpf_insn> generate_device_filter(const DeviceRuleSet& set);
+//
+// Deferred form (`inherited` not empty): another device program's instructions are appended
+// after a mark ("r0 = kDeferMark"), and every access the set allows (and, under DenyManaged,
+// every one it leaves alone) runs them instead of returning 1: both programs must allow. This
+// is how a program of ours replaces one the kernel will not let us add to (Slurm's, attached
+// without BPF_F_ALLOW_MULTI) without widening anything it denied. The inherited code starts
+// with r1 = the context, as at a program's entry; it must pass check_inheritable().
+constexpr __s32 kDeferMark = 0x78706172;  // "xpar"
+std::vector<bpf_insn> generate_device_filter(const DeviceRuleSet& set,
+                                             const std::vector<bpf_insn>& inherited = {});
+
+// Self-contained code only (no helper or tail calls, maps or packet loads): what can run
+// inside another program unchanged. Slurm's device programs are.
+Status check_inheritable(const std::vector<bpf_insn>& insns);
 
 // Decodes a program generate_device_filter() produced (also as the kernel reports it back in
 // xlated form), one rule per exact minor, in program order (compare normalized() sets).
 // Error when the instructions do not follow that layout.
 Result<DeviceRuleSet> decode_device_filter(const std::vector<bpf_insn>& insns);
+
+// The same, keeping the inherited instructions of the deferred form (empty otherwise).
+struct DeviceFilterParts {
+    DeviceRuleSet set;
+    std::vector<bpf_insn> inherited;
+};
+Result<DeviceFilterParts> split_device_filter(const std::vector<bpf_insn>& insns);
 
 }  // namespace xpart::cgroup

@@ -5,6 +5,7 @@
 #include "libxpart/gres_record.hpp"
 #include "libxpart/node_cache.hpp"
 #include "libxpart/text.hpp"
+#include "libxpart/visibility.hpp"
 
 namespace xpart::launch {
 namespace {
@@ -109,6 +110,17 @@ std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap
         mine.token = index ? std::to_string(*index) : std::string(kBindNothing);
     }
     EnvMap env = narrow_env(step_env, step.node, mine, confined);
+    // Confined on cgroup v2, Slurm's own per-task choice (--gpus-per-task, --gpu-bind) still
+    // holds beside ours: where it withheld this rank's partition the rank opens none of it,
+    // and is told so rather than a partition it cannot open.
+    if (confined) {
+        const Partition& part = step.node.gpus[mine.gpu].partitions[mine.partition];
+        for (const DeviceFile& f : part.device_files)
+            if (!f.shared && !openable(f)) {
+                apply_changes(env, bind_nothing_visibility());
+                break;
+            }
+    }
     env["SLURM_STEP_GPUS"] = step.step_gpus.at(me.slot);
     // What the whole step holds on this node, for programs that look beyond their own.
     if (const std::string* all = env_get(step_env, "SLURM_STEP_GPUS")) env["XPART_STEP_GPUS"] = *all;

@@ -18,10 +18,11 @@
 namespace xpart::launch {
 namespace {
 
-// Slurm's task cgroup ("…/step_0/task_3").
-bool is_task_cgroup(const std::string& dir) {
-    static const std::regex task(R"(.*/step_[0-9]+/task_[0-9]+$)");
-    return std::regex_match(dir, task);
+// Slurm's task cgroup: "…/step_0/task_3" (cgroup/v1), "…/step_0/user/task_3" (cgroup/v2).
+bool is_task_cgroup(cgroup::Hierarchy h, const std::string& dir) {
+    static const std::regex v1(R"(.*/step_[0-9]+/task_[0-9]+$)");
+    static const std::regex v2(R"(.*/step_[0-9]+/user/task_[0-9]+$)");
+    return std::regex_match(dir, h == cgroup::Hierarchy::V1 ? v1 : v2);
 }
 
 // Slurm's v1 cgroup plugin makes the step's and the task's directories the job user's
@@ -55,14 +56,20 @@ Result<std::string> confine_task(const Node& node, const Partition& mine, pid_t 
                                               "/proc/" + std::to_string(task) + "/cgroup");
     if (!layout) return Error{who + layout.error().message};
     const cgroup::Hierarchy h = layout->preferred();
-    // Slurm's own v1 task cgroup: narrowed in place (Slurm removes it with the step), which
-    // costs no cgroup of ours to make, enter and remove per task.
-    if (h == cgroup::Hierarchy::V1 && is_task_cgroup(layout->own(h))) {
+    // Slurm's own task cgroup: narrowed in place (Slurm removes it with the step), which costs
+    // no cgroup of ours to make, enter and remove per task. On v2 it is also the only place:
+    // Slurm's task program (attached with no flag) lets the kernel attach nothing below it;
+    // ours replaces it there and runs its code, so what Slurm denied stays denied.
+    if (is_task_cgroup(h, layout->own(h))) {
         const std::string task_dir = layout->own(h);
         for (const auto& dir : {task_dir.substr(0, task_dir.rfind('/')), task_dir})
             if (auto s = take_back(dir); !s) return Error{who + s.error().message};
-        if (auto s = cgroup::narrow_in_place(task_dir, rank_rule_set(node, mine)); !s)
-            return Error{who + s.error().message};
+        const auto rules = rank_rule_set(node, mine);
+        Status s = h == cgroup::Hierarchy::V1 ? cgroup::narrow_in_place(task_dir, rules) : [&]() -> Status {
+            auto cg = cgroup::DeviceCgroup::open(h, task_dir);
+            return cg ? cg->apply(rules) : Status(cg.error());
+        }();
+        if (!s) return Error{who + s.error().message};
         return std::string();
     }
     auto cg = cgroup::DeviceCgroup::create(h, layout->own(h),

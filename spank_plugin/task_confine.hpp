@@ -1,16 +1,18 @@
 // --xpart-confine: slurmstepd, as root, narrows each task (forked, not yet exec'd) to its own
 // partition's device files.
-// - cgroup v1 with Slurm's task cgroup (task/cgroup, ConstrainDevices=yes; what Slurm 22.05
-//   uses on hybrid nodes): that cgroup is narrowed in place (cgroup::narrow_in_place). Its
-//   parent, the step's cgroup, bounds what can be granted, so a task never opens anything the
-//   step was not given; the task's own partition is allowed even where Slurm's per-task
-//   choice (--gpu-bind, --gpus-per-task) left it another. Slurm removes it with the step.
-// - Otherwise (cgroup v2; no task cgroup): a child cgroup of the task's own, entered by the
-//   task, removed by release_task() when the task ends. On v2 every BPF device program on the
-//   path must allow an open, so a partition Slurm's per-task choice withheld opens nowhere
-//   (fail closed). Not run here: Slurm refuses cgroup/v2 on this machine's hybrid mount.
-//   The name is rank_cgroup_name(task, slurmstepd pid): one per task and step, and the sweeps
-//   recognise it when slurmstepd itself was killed.
+// - Slurm's task cgroup (task/cgroup, ConstrainDevices=yes): narrowed in place, and Slurm
+//   removes it with the step.
+//   v1: its parent, the step's cgroup, bounds what can be granted (cgroup::narrow_in_place),
+//   so a task never opens anything the step was not given; the task's own partition is
+//   allowed even where Slurm's per-task choice (--gpu-bind, --gpus-per-task) left it another.
+//   v2: Slurm attaches the task's device program with no flag, so the kernel lets nothing be
+//   attached below it; ours replaces it on the task cgroup and runs its code for whatever ours
+//   allows (V2DeviceProgram), so every denial of Slurm's stays and a partition Slurm's
+//   per-task choice withheld opens nowhere (task_env then tells the task none).
+// - Otherwise (no task cgroup): a child cgroup of the task's own, entered by the task, removed
+//   by release_task() when the task ends. On v2 our program there carries the program it
+//   overrides. The name is rank_cgroup_name(task, slurmstepd pid): one per task and step, and
+//   the sweeps recognise it when slurmstepd itself was killed.
 #pragma once
 
 #include <sys/types.h>

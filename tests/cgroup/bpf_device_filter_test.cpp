@@ -3,6 +3,7 @@
 // kernel builds for each access.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -138,6 +139,87 @@ TEST(DecodeDeviceFilter, RejectsForeignOrDamagedPrograms) {
     auto managed = generate_device_filter(test::rule_set(DevicePolicy::DenyManaged, {}, {"c 1:1 r"}));
     managed[managed.size() - 2].imm = 0;
     EXPECT_FALSE(decode_device_filter(managed).ok());
+}
+
+
+// --- deferred form: ours, then the inherited program for what ours lets through -----------
+struct DeferCase {
+    const char* name;
+    DeviceRuleSet ours, theirs;
+};
+
+class DeferredFilter : public ::testing::TestWithParam<DeferCase> {};
+
+const Access kProbes[] = {{'c', 195, 0, "rw"}, {'c', 195, 1, "r"}, {'c', 508, 3, "rw"}, {'c', 508, 4, "w"},
+                          {'c', 508, 4, "m"},  {'c', 231, 1, "r"}, {'c', 1, 3, "rw"},   {'b', 8, 0, "r"}};
+
+TEST_P(DeferredFilter, BothProgramsMustAllow) {
+    const auto& c = GetParam();
+    const auto theirs = generate_device_filter(c.theirs);
+    const auto prog = generate_device_filter(c.ours, theirs);
+    for (const auto& a : kProbes) {
+        const int want = run(generate_device_filter(c.ours), a) && run(theirs, a);
+        EXPECT_EQ(run(prog, a), want) << a.type << " " << a.major << ":" << a.minor << " " << a.access;
+    }
+}
+
+TEST_P(DeferredFilter, SplitsBackIntoTheSetAndTheInheritedCode) {
+    const auto& c = GetParam();
+    const auto theirs = generate_device_filter(c.theirs);
+    auto parts = split_device_filter(generate_device_filter(c.ours, theirs));
+    ASSERT_TRUE(parts.ok()) << parts.error().message;
+    DeviceRuleSet want = c.ours;
+    if (want.policy == DevicePolicy::DenyAll) want.managed.clear();
+    EXPECT_EQ(format_rule_set(parts->set.normalized()), format_rule_set(want.normalized()));
+    const bool allows_nothing = c.ours.policy == DevicePolicy::DenyAll && c.ours.allow.empty();
+    EXPECT_EQ(parts->inherited.size(), allows_nothing ? 0u : theirs.size());  // deny-all needs none
+}
+
+const DeferCase kDeferCases[] = {
+    {"rank_in_slurm_task", test::rule_set(DevicePolicy::DenyManaged, {"c 508:3 rw"}, {"c 508:3 rwm", "c 508:4 rwm"}),
+     test::rule_set(DevicePolicy::DenyManaged, {}, {"c 231:1 rwm", "c 195:1 rwm"})},
+    {"deny_all_in_slurm_task", test::rule_set(DevicePolicy::DenyAll, {"c 195:* rw", "c 508:4 rw"}),
+     test::rule_set(DevicePolicy::DenyManaged, {}, {"c 195:1 rwm"})},
+    {"allows_nothing", test::rule_set(DevicePolicy::DenyAll, {}), test::rule_set(DevicePolicy::DenyAll, {"a"})},
+    {"no_rules", test::rule_set(DevicePolicy::DenyManaged, {}), test::rule_set(DevicePolicy::DenyAll, {"c 1:3 rw"})},
+    {"only_denials", test::rule_set(DevicePolicy::DenyManaged, {}, {"c 508:* rwm"}),
+     test::rule_set(DevicePolicy::DenyAll, {"c 508:3 rw", "c 1:3 rw", "b 8:0 r"})},
+};
+
+INSTANTIATE_TEST_SUITE_P(Table, DeferredFilter, ::testing::ValuesIn(kDeferCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// The verifier drops a "goto +0" (an allow verdict right before the mark): still decodes.
+TEST(DeferredFilter, DecodesWithTheVerifiersNopRemoved) {
+    const auto ours = test::rule_set(DevicePolicy::DenyManaged, {"c 508:3 rw"});
+    auto prog = generate_device_filter(ours, generate_device_filter(test::rule_set(DevicePolicy::DenyAll, {"a"})));
+    auto nop = std::find_if(prog.begin(), prog.end(), [](const bpf_insn& i) {
+        return i.code == (BPF_JMP | BPF_JA) && i.off == 0;
+    });
+    ASSERT_NE(nop, prog.end());
+    const auto at = static_cast<std::size_t>(nop - prog.begin());
+    for (std::size_t k = 0; k < at; ++k)  // jumps over it get one shorter
+        if (BPF_CLASS(prog[k].code) != BPF_ALU64 && prog[k].code != (BPF_JMP | BPF_EXIT) &&
+            BPF_CLASS(prog[k].code) != BPF_LDX && k + 1 + static_cast<std::size_t>(prog[k].off) > at)
+            --prog[k].off;
+    prog.erase(nop);
+    auto parts = split_device_filter(prog);
+    ASSERT_TRUE(parts.ok()) << parts.error().message;
+    EXPECT_EQ(format_rule_set(parts->set.normalized()), format_rule_set(ours.normalized()));
+    EXPECT_EQ(run(prog, {'c', 508, 3, "r"}), 1);
+}
+
+TEST(DeferredFilter, OnlySelfContainedCodeIsInherited) {
+    EXPECT_TRUE(check_inheritable(generate_device_filter(test::rule_set(DevicePolicy::DenyAll, {"c 1:3 r"}))).ok());
+    std::vector<bpf_insn> with_call = generate_device_filter(test::rule_set(DevicePolicy::DenyAll, {}));
+    bpf_insn call{};
+    call.code = BPF_JMP | BPF_CALL;
+    call.imm = BPF_FUNC_tail_call;
+    with_call.insert(with_call.begin() + 7, call);
+    auto st = check_inheritable(with_call);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.error().message.find("instruction 7"), std::string::npos) << st.error().message;
+    EXPECT_FALSE(check_inheritable({}).ok());
 }
 
 }  // namespace

@@ -459,23 +459,114 @@ TEST(EnforcementV2, OversizedSetIsRefusedAndThePreviousStays) {
     EXPECT_TRUE(Denied(child, nodes.node('c', 508, 4), O_RDONLY));
 }
 
-TEST(EnforcementV2, ExclusiveForeignProgramMakesApplyFailCleanly) {
+// A program attached without ALLOW_MULTI (as Slurm's task program is) cannot be added to:
+// ours replaces it and runs its code for what ours allows, so nothing it denied opens.
+TEST(EnforcementV2, ExclusiveForeignProgramIsReplacedKeepingItsDenials) {
     DeviceNodes nodes;
     ScopedCgroup cg(Hierarchy::V2);
     ProbeChild child(*cg);
-    DeviceRuleSet theirs = allow({"c 508:3 rw"});
-    UniqueFd foreign(load_foreign(theirs, "exclusive"));
-    ASSERT_TRUE(foreign.valid());
-    int cgfd = ::open(cg->path().c_str(), O_RDONLY | O_DIRECTORY);
-    ASSERT_EQ(bpf_prog_attach(foreign.get(), cgfd, BPF_CGROUP_DEVICE, 0), 0);  // no ALLOW_MULTI
-    ::close(cgfd);
+    DeviceRuleSet theirs = allow({"c 508:3 rw", "c 508:5 rw"});
+    __u32 foreign_id = 0;
+    {
+        UniqueFd foreign(load_foreign(theirs, "exclusive"));
+        ASSERT_TRUE(foreign.valid());
+        foreign_id = prog_id(foreign.get());
+        int cgfd = ::open(cg->path().c_str(), O_RDONLY | O_DIRECTORY);
+        ASSERT_EQ(bpf_prog_attach(foreign.get(), cgfd, BPF_CGROUP_DEVICE, 0), 0);  // no flag
+        ::close(cgfd);
+    }  // only the kernel holds it now, as after Slurm's step daemon closed its fd
     auto st = cg->apply(allow({"c 508:3 rw", "c 508:4 rw"}));
-    ASSERT_FALSE(st.ok());
-    EXPECT_NE(st.error().message.find("cannot attach device program to " + cg->path()), std::string::npos)
-        << st.error().message;
-    EXPECT_EQ(attached_ids(cg->path()), std::vector<__u32>{prog_id(foreign.get())});
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    auto ids = attached_ids(cg->path());
+    ASSERT_EQ(ids.size(), 1u);
+    EXPECT_NE(ids[0], foreign_id);
+    EXPECT_TRUE(Allowed(child, nodes.node('c', 508, 3), O_RDWR));  // both allow
+    EXPECT_TRUE(Denied(child, nodes.node('c', 508, 4), O_RDWR));   // theirs denies
+    EXPECT_TRUE(Denied(child, nodes.node('c', 508, 5), O_RDWR));   // ours denies
+    auto shown = cg->current_rules();
+    ASSERT_TRUE(shown.ok()) << shown.error().message;
+    ASSERT_TRUE(shown->has_value());
+    EXPECT_EQ(format_rule_set((*shown)->normalized()), format_rule_set(allow({"c 508:3 rw", "c 508:4 rw"}).normalized()));
+    // Applied again: still theirs inside, not ours twice.
+    ASSERT_TRUE(cg->apply(allow({"c 508:4 rw", "c 508:5 rw"})).ok());
+    EXPECT_TRUE(Denied(child, nodes.node('c', 508, 3), O_RDWR));
+    EXPECT_TRUE(Denied(child, nodes.node('c', 508, 4), O_RDWR));
+    EXPECT_TRUE(Allowed(child, nodes.node('c', 508, 5), O_RDWR));
+    // Cleared: their rules, alone, as before.
+    ASSERT_TRUE(cg->clear().ok());
+    ASSERT_EQ(attached_ids(cg->path()).size(), 1u);
     EXPECT_TRUE(Allowed(child, nodes.node('c', 508, 3), O_RDWR));
     EXPECT_TRUE(Denied(child, nodes.node('c', 508, 4), O_RDWR));
+    EXPECT_TRUE(Allowed(child, nodes.node('c', 508, 5), O_RDWR));
+    auto after = cg->current_rules();
+    ASSERT_TRUE(after.ok());
+    EXPECT_FALSE(after->has_value());
+}
+
+// Slurm's cgroup/v2 layout: job and step "user" programs with ALLOW_OVERRIDE, the task's with
+// no flag, each a full deny list (DenyManaged) of the GRES files the level may not open.
+struct SlurmLikeStep {
+    ScopedCgroup job{Hierarchy::V2};
+    ScopedCgroup task{Hierarchy::V2, job->path()};
+    static void attach(const DeviceCgroup& cg, const std::vector<std::string>& denied, __u32 flags) {
+        DeviceRuleSet set = rule_set(DevicePolicy::DenyManaged, {}, denied);
+        UniqueFd prog(load_foreign(set, "slurm_like"));
+        ASSERT_TRUE(prog.valid()) << std::strerror(errno);
+        int cgfd = ::open(cg.path().c_str(), O_RDONLY | O_DIRECTORY);
+        ASSERT_EQ(bpf_prog_attach(prog.get(), cgfd, BPF_CGROUP_DEVICE, flags), 0) << std::strerror(errno);
+        ::close(cgfd);
+    }
+};
+
+// A rank's rules on Slurm's task cgroup: the rank's partition opens; another rank's, the
+// other job's GPU and the step's unallocated NIC stay shut, as Slurm set them.
+TEST(EnforcementV2, RankRulesOnSlurmsTaskCgroupKeepSlurmsDenials) {
+    DeviceNodes nodes;
+    SlurmLikeStep step;
+    // Job: another job's GPU (508:8) and a NIC not allocated (231:1). Task: the same plus
+    // nothing of its own GPUs (508:3, 508:4 allocated to the step).
+    SlurmLikeStep::attach(*step.job, {"c 508:8 rwm", "c 231:1 rwm"}, BPF_F_ALLOW_OVERRIDE);
+    SlurmLikeStep::attach(*step.task, {"c 508:8 rwm", "c 231:1 rwm"}, 0);
+    ProbeChild child(*step.task);
+    const auto rank0 = rule_set(DevicePolicy::DenyManaged, {"c 508:3 rw"}, {"c 508:3 rwm", "c 508:4 rwm", "c 508:8 rwm"});
+    auto st = step.task->apply(rank0);
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    EXPECT_TRUE(Allowed(child, nodes.node('c', 508, 3), O_RDWR));
+    EXPECT_TRUE(Denied(child, nodes.node('c', 508, 4), O_RDWR));   // the other rank's
+    EXPECT_TRUE(Denied(child, nodes.node('c', 508, 8), O_RDWR));   // another job's
+    EXPECT_TRUE(Denied(child, nodes.node('c', 231, 1), O_RDWR));   // Slurm's alone denies it
+    EXPECT_TRUE(Allowed(child, nodes.node('c', 231, 0), O_RDWR));  // nobody denies it
+
+    // Below the task the kernel allows no program: one clear line, nothing attached.
+    ScopedCgroup below(Hierarchy::V2, step.task->path());
+    auto refused = below->apply(rank0);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find("without BPF_F_ALLOW_OVERRIDE"), std::string::npos)
+        << refused.error().message;
+    EXPECT_TRUE(attached_ids(below->path()).empty());
+}
+
+// An empty cgroup below Slurm's override program (the step directory): ours would replace
+// that program for it, so ours carries it, across re-applies, and clearing gives it back.
+TEST(EnforcementV2, BelowAnOverrideProgramItsDenialsStay) {
+    DeviceNodes nodes;
+    SlurmLikeStep step;
+    SlurmLikeStep::attach(*step.job, {"c 231:1 rwm", "c 508:8 rwm"}, BPF_F_ALLOW_OVERRIDE);
+    ProbeChild child(*step.task);
+    auto st = step.task->apply(rule_set(DevicePolicy::DenyManaged, {"c 508:3 rw"}, {"c 508:3 rwm", "c 508:4 rwm"}));
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    EXPECT_TRUE(Allowed(child, nodes.node('c', 508, 3), O_RDWR));
+    EXPECT_TRUE(Denied(child, nodes.node('c', 508, 4), O_RDWR));
+    EXPECT_TRUE(Denied(child, nodes.node('c', 231, 1), O_RDWR));
+    EXPECT_TRUE(Denied(child, nodes.node('c', 508, 8), O_RDWR));
+    ASSERT_TRUE(step.task->apply(rule_set(DevicePolicy::DenyAll, {"c 508:4 rw", "c 231:1 rw"})).ok());
+    EXPECT_TRUE(Allowed(child, nodes.node('c', 508, 4), O_RDWR));
+    EXPECT_TRUE(Denied(child, nodes.node('c', 508, 3), O_RDWR));
+    EXPECT_TRUE(Denied(child, nodes.node('c', 231, 1), O_RDWR));  // ours allows, Slurm's not
+    ASSERT_TRUE(step.task->clear().ok());
+    EXPECT_TRUE(attached_ids(step.task->path()).empty());
+    EXPECT_TRUE(Allowed(child, nodes.node('c', 508, 3), O_RDWR));
+    EXPECT_TRUE(Denied(child, nodes.node('c', 231, 1), O_RDWR));
 }
 
 }  // namespace

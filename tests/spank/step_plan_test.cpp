@@ -370,5 +370,28 @@ TEST(TaskEnvTest, AmdUnconfinedNamesTheXcpAsTheTaskSeesIt) {
     EXPECT_EQ(as_map(task_env(step, 0, env, false, none))["ROCR_VISIBLE_DEVICES"], std::optional<std::string>("-1"));
 }
 
+// Confined on cgroup v2, Slurm's per-task program still runs beside ours: a rank whose
+// partition Slurm gave to another task opens none of it and is told so, on both vendors.
+TEST(TaskEnvTest, ConfinedRankThatCannotOpenItsPartitionIsToldNone) {
+    for (const Node& node : {a100_mig(), mi300x()}) {
+        StepPlan step = hand_plan(node, "1,3", 2, StepBind::Rank);
+        const EnvMap env = {{"SLURM_STEP_GPUS", "1,3"}};
+        const Partition& p1 = task_partition(step, 1);
+        // Task 0 may open only task 1's own files (Slurm's choice), shared ones too.
+        const DeviceOpenable slurms_choice = [&](const DeviceFile& f) {
+            if (f.shared) return true;
+            for (const auto& mine : p1.device_files)
+                if (mine.path == f.path) return true;
+            return false;
+        };
+        auto t0 = as_map(task_env(step, 0, env, true, slurms_choice));
+        EXPECT_EQ(t0["CUDA_VISIBLE_DEVICES"], std::optional<std::string>("-1"));
+        EXPECT_EQ(t0["ROCR_VISIBLE_DEVICES"], std::optional<std::string>("-1"));
+        EXPECT_EQ(t0["GPU_DEVICE_ORDINAL"], std::optional<std::string>("-1"));
+        auto t1 = as_map(task_env(step, 1, env, true, slurms_choice));
+        EXPECT_NE(t1["GPU_DEVICE_ORDINAL"], std::optional<std::string>("-1"));
+    }
+}
+
 }  // namespace
 }  // namespace xpart::launch
