@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cgroup/bpf_device_filter.hpp"
+#include "cgroup/unique_fd.hpp"
 
 namespace xpart::cgroup {
 
@@ -92,11 +93,16 @@ Result<std::vector<bpf_insn>> decision_of(int prog_fd, bool ours, const std::str
     return std::move(parts->inherited);
 }
 
-Result<UniqueFd> load_insns(const std::vector<bpf_insn>& insns, const char* name) {
+Status check_size(std::size_t instructions) {
     // Jump offsets are 16-bit: past this size the generated jumps would wrap.
-    if (insns.size() > V2DeviceProgram::kMaxInstructions)
-        return Error{"rule set too large for one device program (" + std::to_string(insns.size()) +
+    if (instructions > V2DeviceProgram::kMaxInstructions)
+        return Error{"rule set too large for one device program (" + std::to_string(instructions) +
                      " instructions, at most " + std::to_string(V2DeviceProgram::kMaxInstructions) + ")"};
+    return ok_status();
+}
+
+Result<UniqueFd> load_insns(const std::vector<bpf_insn>& insns, const char* name) {
+    if (auto s = check_size(insns.size()); !s) return s.error();
     std::vector<char> log(64 * 1024);
     LIBBPF_OPTS(bpf_prog_load_opts, opts, .log_size = static_cast<__u32>(log.size()),
                 .log_buf = log.data());
@@ -146,9 +152,9 @@ Status attach_fd(int prog_fd, int cgroup_fd, __u32 flags, int replace_fd, const 
 }  // namespace
 
 Result<V2DeviceProgram> V2DeviceProgram::load(const DeviceRuleSet& set) {
-    auto fd = load_insns(generate_device_filter(set), kProgramName);
-    if (!fd) return fd.error();
-    return V2DeviceProgram(std::move(*fd), set);
+    // Loaded (verified) when attached: only then is it known what it must carry.
+    if (auto s = check_size(generate_device_filter(set).size()); !s) return s.error();
+    return V2DeviceProgram(set);
 }
 
 // The kernel runs, for a cgroup, its own programs or else the nearest ancestor's, plus those of
@@ -198,15 +204,9 @@ Status V2DeviceProgram::attach(const std::string& cgroup_dir) const {
     } else if (!here->ours.empty()) {
         replace = here->ours.front().get();  // MULTI: swap ours atomically
     }
-    UniqueFd deferred;
-    int prog = fd_.get();
-    if (!inherited.empty()) {
-        auto fd = load_insns(generate_device_filter(set_, inherited), kProgramName);
-        if (!fd) return Error{"cgroup " + cgroup_dir + ": " + fd.error().message};
-        deferred = std::move(*fd);
-        prog = deferred.get();
-    }
-    if (auto s = attach_fd(prog, cg->get(), flags, replace, cgroup_dir); !s) {
+    auto prog = load_insns(generate_device_filter(set_, inherited), kProgramName);
+    if (!prog) return Error{"cgroup " + cgroup_dir + ": " + prog.error().message};
+    if (auto s = attach_fd(prog->get(), cg->get(), flags, replace, cgroup_dir); !s) {
         const bool perm = s.error().message.find(std::strerror(EPERM)) != std::string::npos;
         return Error{s.error().message + (perm ? " (not root?)" : "")};
     }

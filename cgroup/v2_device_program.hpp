@@ -10,7 +10,6 @@
 #include <string>
 
 #include "cgroup/device_rule.hpp"
-#include "cgroup/unique_fd.hpp"
 #include "libxpart/result.hpp"
 
 namespace xpart::cgroup {
@@ -20,8 +19,8 @@ public:
     static constexpr const char* kProgramName = "xpart_dev";
     static constexpr std::size_t kMaxInstructions = 32767;
 
-    // Generates and loads (verifies) the program; nothing is attached yet. Error carries the
-    // first verifier line.
+    // Generates the program and checks its size; the kernel loads (verifies) it in attach(),
+    // once it is known what it must carry. The verifier's first line is in attach's error.
     static Result<V2DeviceProgram> load(const DeviceRuleSet& set);
 
     // Attaches to the cgroup directory (see the .cpp for where and with which flags). One of
@@ -29,8 +28,6 @@ public:
     // a single program): the kernel runs either the old or the new rule set, never neither.
     // Further stale copies of ours are then detached. On failure the previous program stays.
     Status attach(const std::string& cgroup_dir) const;
-
-    int fd() const { return fd_.get(); }
 
     // Detaches every program of ours from the cgroup (others stay); where ours replaced
     // someone's program, that program's code is attached again in its place.
@@ -40,8 +37,7 @@ public:
     static Result<std::optional<DeviceRuleSet>> attached_rules(const std::string& cgroup_dir);
 
 private:
-    V2DeviceProgram(UniqueFd fd, DeviceRuleSet set) : fd_(std::move(fd)), set_(std::move(set)) {}
-    UniqueFd fd_;
+    explicit V2DeviceProgram(DeviceRuleSet set) : set_(std::move(set)) {}
     DeviceRuleSet set_;
 };
 

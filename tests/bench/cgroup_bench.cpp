@@ -1,13 +1,19 @@
 // Time to apply a device rule set of 1, 8 and 64 MIG partitions (baseline included) to a
 // cgroup with a process inside, on cgroup v1 and v2. Each iteration replaces the set with a
-// disjoint one of the same size (the worst case: every rule changes). Needs root.
+// disjoint one of the same size (the worst case: every rule changes). v2_over_slurm: the
+// cgroup first holds a Slurm-like task program (no flag, 16 denied GRES files), which ours
+// replaces and carries (what --xpart-confine does per task on a cgroup/v2 node); v2 is the
+// peer. Needs root.
 #include <benchmark/benchmark.h>
+#include <bpf/bpf.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
 
+#include "cgroup/bpf_device_filter.hpp"
 #include "cgroup/device_cgroup.hpp"
 #include "cgroup/layout.hpp"
 
@@ -32,7 +38,21 @@ DeviceRuleSet mig_rules(unsigned first, unsigned count, const std::vector<Device
     return set;
 }
 
-void BM_Apply(benchmark::State& state, Hierarchy h) {
+// Slurm's task level: deny the step's other GRES files, allow the rest, attached with no flag.
+bool attach_slurm_like(const std::string& dir) {
+    DeviceRuleSet slurm;
+    slurm.policy = DevicePolicy::DenyManaged;
+    for (unsigned m = 0; m < 16; ++m) slurm.managed.push_back({DeviceType::Char, 508u, 100 + m, kAccessAll});
+    const auto insns = generate_device_filter(slurm);
+    const int prog = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, "slurm_like", "GPL", insns.data(), insns.size(), nullptr);
+    const int cg = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const bool ok = prog >= 0 && cg >= 0 && bpf_prog_attach(prog, cg, BPF_CGROUP_DEVICE, 0) == 0;
+    if (prog >= 0) ::close(prog);
+    if (cg >= 0) ::close(cg);
+    return ok;
+}
+
+void BM_Apply(benchmark::State& state, Hierarchy h, bool over_slurm = false) {
     const unsigned partitions = static_cast<unsigned>(state.range(0));
     auto layout = detect_cgroup_layout(RootFs("/"));
     if (!layout || !layout->has(h)) {
@@ -57,7 +77,7 @@ void BM_Apply(benchmark::State& state, Hierarchy h) {
         ::_exit(0);
     }
     const DeviceRuleSet sets[2] = {mig_rules(0, partitions, *base), mig_rules(partitions, partitions, *base)};
-    bool ok = cg->move(child).ok();
+    bool ok = cg->move(child).ok() && (!over_slurm || attach_slurm_like(cg->path()));
     unsigned i = 0;
     for (auto _ : state) {
         if (!ok) break;
@@ -77,6 +97,9 @@ BENCHMARK_CAPTURE(BM_Apply, v1, Hierarchy::V1)
     ->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond)->UseRealTime()->Repetitions(9)
     ->ReportAggregatesOnly(true);
 BENCHMARK_CAPTURE(BM_Apply, v2, Hierarchy::V2)
+    ->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond)->UseRealTime()->Repetitions(9)
+    ->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(BM_Apply, v2_over_slurm, Hierarchy::V2, true)
     ->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond)->UseRealTime()->Repetitions(9)
     ->ReportAggregatesOnly(true);
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cgroup/bpf_device_filter.hpp"
+#include "cgroup/unique_fd.hpp"
 #include "cgroup/v2_device_program.hpp"
 #include "tests/cgroup/cgroup_fixture.hpp"
 #include "tests/cgroup/rule_builders.hpp"
