@@ -3,6 +3,10 @@
 //   xpart-sim check SPEC          parse a spec and report the first error
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -10,16 +14,23 @@
 #include "sim/spec.hpp"
 #include "sim/tree.hpp"
 
-// The fake NVML to install by default: an installed xpart-sim (BINDIR/xpart-sim, under any
-// DESTDIR) takes the one installed beside it in PKGLIBDIR/sim; the build tree's its own.
+// The fake NVML to install by default. Run from a build tree (the tests do), xpart-sim takes the
+// fake built beside it; any other copy the installed one in PKGLIBDIR/sim, also where /proc is
+// missing (a chroot being set up). No build path is compiled in: it exists only on the machine
+// that built the package. A staged copy, DESTDIR/BINDIR/xpart-sim (make installcheck), takes
+// the one staged beside it.
 static std::string default_fake_nvml() {
+    namespace fs = std::filesystem;
     std::error_code ec;
-    const std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    const std::string exe = fs::read_symlink("/proc/self/exe", ec).string();
+    if (ec) return XPART_SIM_FAKE_NVML_INSTALLED;
+    const fs::path built = fs::path(exe).parent_path() / XPART_SIM_FAKE_NVML_BUILT;
+    if (fs::exists(built, ec)) return built.string();
     const std::string installed_exe = std::string(XPART_SIM_BINDIR) + "/xpart-sim";
-    if (!ec && exe.size() >= installed_exe.size() &&
+    if (exe.size() > installed_exe.size() &&
         exe.compare(exe.size() - installed_exe.size(), installed_exe.size(), installed_exe) == 0)
         return exe.substr(0, exe.size() - installed_exe.size()) + XPART_SIM_FAKE_NVML_INSTALLED;
-    return XPART_SIM_FAKE_NVML;
+    return XPART_SIM_FAKE_NVML_INSTALLED;
 }
 
 int main(int argc, char** argv) {
@@ -43,6 +54,12 @@ int main(int argc, char** argv) {
         return 1;
     }
     if (*build) {
+        // Before the tree is written: a missing library must not leave half a node behind.
+        if (!spec->nvidia.empty() && ::access(nvml_lib.c_str(), R_OK) != 0) {
+            std::cerr << "xpart-sim: fake NVML library " << nvml_lib << " (--nvml-lib): "
+                      << std::strerror(errno) << "\n";
+            return 1;
+        }
         if (auto st = xpart::sim::build_tree(*spec, root); !st) {
             std::cerr << "xpart-sim: " << st.error().message << "\n";
             return 1;

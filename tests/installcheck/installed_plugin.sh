@@ -2,11 +2,12 @@
 # make installcheck: the INSTALLED programs and plugin work together, as an admin would use
 # them. The installed xpart-sim builds the installed H100 spec with its default (installed)
 # fake NVML; the installed xpart discovers it; then the installed slurmd reads the shipped
-# etc/slurm.conf.fragment, cgroup.conf and gres.conf.autodetect (PluginDir pointed at the
-# installed plugin, Debian's plugins after it) and `slurmd -G` must list the plugin's records
-# for node mig01 exactly as the fragment's Gres= declares them. The installed SPANK plugin
-# xpart.so, loaded by the installed srun through the installed example plugstack.conf (its
-# path pointed at DESTDIR), must add the --xpart-* options to `srun --help`.
+# etc/slurm.conf.fragment, cgroup.conf (cgroup/v1 on a v1 or hybrid host, as it says) and
+# gres.conf.autodetect (PluginDir pointed at the installed plugin, Debian's plugins after it)
+# and `slurmd -G` must list the plugin's records for node mig01 exactly as the fragment's Gres=
+# declares them. The installed SPANK plugin xpart.so, loaded by the installed srun through the
+# installed example plugstack.conf (its path pointed at DESTDIR), must add the --xpart-*
+# options to `srun --help`.
 # Environment (from the installcheck-local rule): DESTDIR, XPART_SRCDIR, XPART_BINDIR,
 # XPART_PKGDATADIR, XPART_PKGLIBDIR, XPART_SLURM_PLUGINDIR (empty: plugin not built),
 # XPART_STOCK_PLUGINDIR, XPART_SPANK_PLUGIN (yes/no: built), XPART_DOCDIR.
@@ -67,7 +68,14 @@ mkdir -p "$conf" "$tmp/spool" "$tmp/state"
     sed "s|^PluginDir=.*|PluginDir=$plugindir:$XPART_STOCK_PLUGINDIR|" "$S/etc/slurm.conf.fragment"
 } >"$conf/slurm.conf"
 grep -q "^PluginDir=$plugindir:" "$conf/slurm.conf" || fail "the fragment has no PluginDir line"
-cp "$S/etc/cgroup.conf" "$conf/cgroup.conf"
+# The shipped cgroup.conf is for a pure v2 node; on a v1 or hybrid one (slurmd -G starts the
+# cgroup plugin, which refuses v2 there) make the one change the file itself says to make.
+if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+    cp "$S/etc/cgroup.conf" "$conf/cgroup.conf"
+else
+    sed 's|^CgroupPlugin=cgroup/v2$|CgroupPlugin=cgroup/v1|' "$S/etc/cgroup.conf" >"$conf/cgroup.conf"
+    grep -qx 'CgroupPlugin=cgroup/v1' "$conf/cgroup.conf" || fail "etc/cgroup.conf has no CgroupPlugin=cgroup/v2 line"
+fi
 cp "$S/etc/gres.conf.autodetect" "$conf/gres.conf"
 cp "$S/etc/xpart.conf" "$conf/xpart.conf"
 
