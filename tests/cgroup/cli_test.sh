@@ -10,6 +10,10 @@ failures=0
 # /sys/fs/cgroup, no v1 devices controller) tests v2 there.
 V2=/sys/fs/cgroup/unified HIERS="v1 v2"
 [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && V2=/sys/fs/cgroup HIERS=v2
+# What xpart says of a path outside every mount, and of --hierarchy v1 on a v2 path, by layout.
+OUTSIDE="not below /sys/fs/cgroup/devices or /sys/fs/cgroup/unified"
+WRONG_V1="--cgroup '$V2/${PREFIX}_x' is in the v2 hierarchy, not --hierarchy v1"
+[ "$HIERS" = v2 ] && OUTSIDE="not below /sys/fs/cgroup" WRONG_V1="--hierarchy 'v1': this node mounts no cgroup v1 devices controller"
 mount_of() { if [ "$1" = v1 ]; then echo /sys/fs/cgroup/devices; else echo "$V2"; fi; }
 cleanup() {
     for d in /sys/fs/cgroup/devices/${PREFIX}_* "$V2"/${PREFIX}_*; do [ -d "$d" ] && rmdir "$d"; done
@@ -56,8 +60,8 @@ bad rule|apply --cgroup ${PREFIX}_x --allow 'c 1:x rw'|xpart cgroup: --allow: de
 bad hierarchy|apply --cgroup ${PREFIX}_x --hierarchy v3 --allow 'c 1:3 rw'|xpart cgroup: --hierarchy 'v3': expected v1, v2 or auto
 bad pid|apply --cgroup ${PREFIX}_x --pid 12x --allow 'c 1:3 rw'|xpart cgroup: --pid '12x': expected a process id
 bad policy|apply --cgroup ${PREFIX}_x --policy open --allow 'c 1:3 rw'|xpart cgroup: --policy 'open': expected deny-all or deny-managed
-outside cgroupfs|show --cgroup /tmp|xpart cgroup: --cgroup '/tmp': not below /sys/fs/cgroup/devices or /sys/fs/cgroup/unified
-wrong hierarchy|show --cgroup $V2/${PREFIX}_x --hierarchy v1|xpart cgroup: --cgroup '$V2/${PREFIX}_x' is in the v2 hierarchy, not --hierarchy v1
+outside cgroupfs|show --cgroup /tmp|xpart cgroup: --cgroup '/tmp': $OUTSIDE
+wrong hierarchy|show --cgroup $V2/${PREFIX}_x --hierarchy v1|xpart cgroup: $WRONG_V1
 empty set|apply --cgroup ${PREFIX}_x|xpart cgroup: apply: give --allow, --partitions or --baseline (an empty set would deny every device)
 missing cgroup|apply --cgroup ${PREFIX}_gone --hierarchy v2 --allow 'c 1:3 rw'|xpart cgroup: cgroup $V2/${PREFIX}_gone is not a v2 cgroup ($V2/${PREFIX}_gone/cgroup.controllers: No such file or directory)
 unknown partition|apply --cgroup ${PREFIX}_x --partitions MIG-zz|xpart cgroup: --partitions: partition 'MIG-zz': no such partition on this node
