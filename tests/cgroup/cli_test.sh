@@ -6,10 +6,17 @@ X="${XPART_BUILDDIR:-$(pwd)}/xpart"
 PREFIX="xpart_test_cli_$$_$RANDOM"
 DEV=$(mktemp -d /tmp/xpart-cli-XXXXXX)
 failures=0
+# Hybrid (v1 devices + cgroup2 at unified/) tests both; a pure v2 node (cgroup2 at
+# /sys/fs/cgroup, no v1 devices controller) tests v2 there.
+V2=/sys/fs/cgroup/unified HIERS="v1 v2"
+[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && V2=/sys/fs/cgroup HIERS=v2
+# What xpart says of a path outside every mount, and of --hierarchy v1 on a v2 path, by layout.
+OUTSIDE="not below /sys/fs/cgroup/devices or /sys/fs/cgroup/unified"
+WRONG_V1="--cgroup '$V2/${PREFIX}_x' is in the v2 hierarchy, not --hierarchy v1"
+[ "$HIERS" = v2 ] && OUTSIDE="not below /sys/fs/cgroup" WRONG_V1="--hierarchy 'v1': this node mounts no cgroup v1 devices controller"
+mount_of() { if [ "$1" = v1 ]; then echo /sys/fs/cgroup/devices; else echo "$V2"; fi; }
 cleanup() {
-    for h in devices unified; do
-        for d in /sys/fs/cgroup/$h/${PREFIX}_*; do [ -d "$d" ] && rmdir "$d"; done
-    done
+    for d in /sys/fs/cgroup/devices/${PREFIX}_* "$V2"/${PREFIX}_*; do [ -d "$d" ] && rmdir "$d"; done
     rm -rf "$DEV"
 }
 trap cleanup EXIT
@@ -28,10 +35,10 @@ for p in "$DEV/nv0:<>" "$DEV/nv1:<>" "$DEV/render:<" "$DEV/render:>"; do
   case "$err" in *"not permitted"*) echo -n "denied ";; *"No such device"*) echo -n "allowed ";; *) echo -n "other($err) ";; esac
 done'
 
-for H in v1 v2; do
+for H in $HIERS; do
     CG="${PREFIX}_$H"
     out=$("$X" cgroup apply --cgroup "$CG" --hierarchy "$H" --create --allow 'c 195:0 rw' --allow 'c 226:128 r')
-    check "$H apply --create" "applied 2 allow rule(s) to $( [ $H = v1 ] && echo /sys/fs/cgroup/devices || echo /sys/fs/cgroup/unified)/$CG ($H)" "$out"
+    check "$H apply --create" "applied 2 allow rule(s) to $(mount_of $H)/$CG ($H)" "$out"
     got=$(X="$X" CG="$CG" H="$H" DEV="$DEV" bash -c "$probe_script")
     check "$H probes (rw allowed, other minor denied, read-only)" "allowed denied allowed denied " "$got"
     out=$("$X" cgroup show --cgroup "$CG" --hierarchy "$H" | tail -n +2)
@@ -40,7 +47,7 @@ for H in v1 v2; do
     out=$("$X" cgroup show --cgroup "$CG" --hierarchy "$H" | tail -n +2)
     check "$H show after clear" "no xpart device rules (every device allowed by this cgroup)" "$out"
     out=$("$X" cgroup clear --cgroup "$CG" --hierarchy "$H" --remove)
-    check "$H clear --remove" "removed $( [ $H = v1 ] && echo /sys/fs/cgroup/devices || echo /sys/fs/cgroup/unified)/$CG" "$out"
+    check "$H clear --remove" "removed $(mount_of $H)/$CG" "$out"
 done
 
 # Bad values: one line naming the option and the value, exit status 1.
@@ -53,10 +60,10 @@ bad rule|apply --cgroup ${PREFIX}_x --allow 'c 1:x rw'|xpart cgroup: --allow: de
 bad hierarchy|apply --cgroup ${PREFIX}_x --hierarchy v3 --allow 'c 1:3 rw'|xpart cgroup: --hierarchy 'v3': expected v1, v2 or auto
 bad pid|apply --cgroup ${PREFIX}_x --pid 12x --allow 'c 1:3 rw'|xpart cgroup: --pid '12x': expected a process id
 bad policy|apply --cgroup ${PREFIX}_x --policy open --allow 'c 1:3 rw'|xpart cgroup: --policy 'open': expected deny-all or deny-managed
-outside cgroupfs|show --cgroup /tmp|xpart cgroup: --cgroup '/tmp': not below /sys/fs/cgroup/devices or /sys/fs/cgroup/unified
-wrong hierarchy|show --cgroup /sys/fs/cgroup/unified/${PREFIX}_x --hierarchy v1|xpart cgroup: --cgroup '/sys/fs/cgroup/unified/${PREFIX}_x' is in the v2 hierarchy, not --hierarchy v1
+outside cgroupfs|show --cgroup /tmp|xpart cgroup: --cgroup '/tmp': $OUTSIDE
+wrong hierarchy|show --cgroup $V2/${PREFIX}_x --hierarchy v1|xpart cgroup: $WRONG_V1
 empty set|apply --cgroup ${PREFIX}_x|xpart cgroup: apply: give --allow, --partitions or --baseline (an empty set would deny every device)
-missing cgroup|apply --cgroup ${PREFIX}_gone --hierarchy v2 --allow 'c 1:3 rw'|xpart cgroup: cgroup /sys/fs/cgroup/unified/${PREFIX}_gone is not a v2 cgroup (/sys/fs/cgroup/unified/${PREFIX}_gone/cgroup.controllers: No such file or directory)
+missing cgroup|apply --cgroup ${PREFIX}_gone --hierarchy v2 --allow 'c 1:3 rw'|xpart cgroup: cgroup $V2/${PREFIX}_gone is not a v2 cgroup ($V2/${PREFIX}_gone/cgroup.controllers: No such file or directory)
 unknown partition|apply --cgroup ${PREFIX}_x --partitions MIG-zz|xpart cgroup: --partitions: partition 'MIG-zz': no such partition on this node
 bad job id|sweep --job 7x|xpart cgroup: --job '7x': expected a decimal Slurm job id
 bad node|sweep --job 7 --node ../x|xpart cgroup: --node '../x': expected a Slurm NodeName
@@ -69,9 +76,8 @@ EOT
 # (removed); rank1: launcher gone, a process inside (kept); rank2: the pid is this shell, not
 # an xpart process (removed); other: not a rank cgroup (untouched).
 sleep 0 & dead=$!; wait $dead
-for H in v1 v2; do
-    mount=$( [ $H = v1 ] && echo /sys/fs/cgroup/devices || echo /sys/fs/cgroup/unified)
-    P="$mount/${PREFIX}_sweep_$H"
+for H in $HIERS; do
+    P="$(mount_of $H)/${PREFIX}_sweep_$H"
     mkdir "$P" "$P/xpart_rank0_$dead" "$P/xpart_rank1_$dead" "$P/xpart_rank2_$$" "$P/other"
     sleep 300 & sleeper=$!
     echo $sleeper >"$P/xpart_rank1_$dead/cgroup.procs"
@@ -95,6 +101,6 @@ out=$("$X" cgroup sweep --job 4294967290 --node "${PREFIX}_node" 2>&1); rc=$?
 check "sweep --job of an unknown job (output)" "" "$out"
 check "sweep --job of an unknown job (exit 0)" 0 "$rc"
 
-left=$(ls -d /sys/fs/cgroup/devices/${PREFIX}* /sys/fs/cgroup/unified/${PREFIX}* 2>/dev/null)
+left=$(ls -d /sys/fs/cgroup/devices/${PREFIX}* "$V2"/${PREFIX}* 2>/dev/null)
 check "no test cgroup left" "" "$left"
 [ $failures -eq 0 ]

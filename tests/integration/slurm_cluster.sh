@@ -41,7 +41,10 @@ cluster_init() {
   XP_USERS=()
   XP_NODE_LINES=""
   XP_GRES_CONF=""
-  XP_CGROUP_CONF="CgroupPlugin=cgroup/v1
+  # cgroup/v2 on a pure v2 node (cgroup2 at /sys/fs/cgroup), cgroup/v1 on a v1 or hybrid one.
+  XP_CGROUP_PLUGIN=cgroup/v1
+  [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && XP_CGROUP_PLUGIN=cgroup/v2
+  XP_CGROUP_CONF="CgroupPlugin=$XP_CGROUP_PLUGIN
 ConstrainDevices=yes
 ConstrainCores=no
 ConstrainRAMSpace=no"
@@ -207,6 +210,11 @@ cluster_stop() {
   done
   XP_USERS=()
   local n d
+  # On v2 each slurmd asked systemd for a scope of its own for its slurmstepds (Debian builds
+  # Slurm with multiple-slurmd support): stop it, with whatever a killed step left there.
+  if [ "${XP_CGROUP_PLUGIN:-}" = cgroup/v2 ]; then
+    for n in "${XP_NODES[@]}"; do systemctl stop "${n}_slurmstepd.scope" 2>/dev/null || true; done
+  fi
   # Slurm 24.11's slurmstepd can still be leaving its cgroups when the daemons are gone: retry
   # for up to 5 s, then say what is left (a cleanup trap must not fail the test by itself).
   for n in "${XP_NODES[@]}"; do

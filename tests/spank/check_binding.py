@@ -4,11 +4,14 @@
 # ("advisory": --xpart-confine=no, the environment only advises; "launch": advisory under
 # `xpart launch`, which narrows only the vendor list, so GPU_DEVICE_ORDINAL and
 # SLURM_STEP_GPUS stay the step's and only have to contain it). A partition is openable when
-# every device file only it has (its MIG CI capability, its XCP render node) opens.
+# every device file only it has (its MIG CI capability, its XCP render node) opens: OK, or
+# ENXIO/ENODEV (allowed by the cgroup, no device behind it; ENODEV where opening a render node
+# loaded the kernel's drm module, as on a real Debian node); EPERM is refused.
 # Prints one line per task; exits 1 on the first violation.
 import json, sys
 node = json.load(open(sys.argv[1]))
 root, mode = sys.argv[2], sys.argv[3]
+ALLOWED = ("OK", "ENXIO", "ENODEV")
 
 # Records in the gres plugin's order (GPUs with a pending MIG change register none).
 records = [(g, p) for g in node["gpus"] if g["mode"] != "mig-pending" for p in g["partitions"]]
@@ -30,9 +33,9 @@ for t in sorted(tasks, key=lambda t: int(t["env"]["SLURM_LOCALID"])):
     env, opened = t["env"], t["open"]
     tid = env["SLURM_LOCALID"]
     openable = {i for i, files in enumerate(own)
-                if files and all(opened.get(f) in ("OK", "ENXIO") for f in files)}
+                if files and all(opened.get(f) in ALLOWED for f in files)}
     for i, files in enumerate(own):
-        if any(opened.get(f) not in ("OK", "ENXIO", "EPERM") for f in files):
+        if any(opened.get(f) not in ALLOWED + ("EPERM",) for f in files):
             fail(f"task {tid}: unexpected open() result {[opened.get(f) for f in files]}")
     slurm = {int(x) for x in env.get("SLURM_STEP_GPUS", "").split(",") if x != ""}
     told = set()
