@@ -1,6 +1,7 @@
 // Memory sizes are what NVML reports as memorySizeMB for each GPU instance (the guide's
 // -lgip GiB figures x 1024 where printed; for H100/H200 chosen consistently with the names
 // the driver shows). Placements are the -lgipp ones of the A100; H100/H200 share the shapes.
+// The H100 rows are checked against a real H100's NVML (tests/sim/recorded_mig_test).
 #include "sim/nvidia_profiles.hpp"
 
 namespace xpart::sim {
@@ -14,6 +15,7 @@ struct ShapeSizes {
     unsigned sms[7];
     unsigned dec[7];
     unsigned jpeg[7];
+    unsigned full_copy_engines;  // 7g: A100 7; H100 and H200 8 (an H100's -lgip, r580)
 };
 
 std::vector<MigProfileSpec> seven_shapes(const ShapeSizes& s) {
@@ -43,7 +45,7 @@ std::vector<MigProfileSpec> seven_shapes(const ShapeSizes& s) {
         p.max_count = geo[i].max_count;
         p.memory_mib = s.mib[i];
         p.sms = s.sms[i];
-        p.copy_engines = geo[i].copy_engines;
+        p.copy_engines = geo[i].slices == 7 ? s.full_copy_engines : geo[i].copy_engines;
         p.decoders = s.dec[i];
         p.jpegs = s.jpeg[i];
         p.ofas = geo[i].ofas;
@@ -61,28 +63,32 @@ std::vector<GpuProductSpec> make_products() {
                                {4864, 4864, 9856, 9856, 19968, 19968, 40192},
                                {14, 14, 14, 28, 42, 56, 98},
                                {0, 1, 1, 1, 2, 2, 5},
-                               {0, 1, 0, 0, 0, 0, 1}})});
+                               {0, 1, 0, 0, 0, 0, 1},
+                               7})});
     v.push_back({"A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB", 81920, 108, 0x20B210DE, true, 7,
                  seven_shapes({{"1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb",
                                 "4g.40gb", "7g.80gb"},
                                {9728, 9728, 19968, 19968, 40192, 40192, 81152},
                                {14, 14, 14, 28, 42, 56, 98},
                                {0, 1, 1, 1, 2, 2, 5},
-                               {0, 1, 0, 0, 0, 0, 1}})});
+                               {0, 1, 0, 0, 0, 0, 1},
+                               7})});
     v.push_back({"H100-SXM5-80GB", "NVIDIA H100 80GB HBM3", 81559, 132, 0x233010DE, true, 7,
                  seven_shapes({{"1g.10gb", "1g.10gb+me", "1g.20gb", "2g.20gb", "3g.40gb",
                                 "4g.40gb", "7g.80gb"},
                                {9984, 9984, 20096, 20096, 40448, 40448, 81152},
                                {16, 16, 26, 32, 60, 64, 132},
                                {1, 1, 1, 2, 3, 4, 7},
-                               {1, 1, 1, 2, 3, 4, 7}})});
+                               {1, 1, 1, 2, 3, 4, 7},
+                               8})});
     v.push_back({"H200-SXM-141GB", "NVIDIA H200", 143771, 132, 0x233510DE, true, 7,
                  seven_shapes({{"1g.18gb", "1g.18gb+me", "1g.35gb", "2g.35gb", "3g.71gb",
                                 "4g.71gb", "7g.141gb"},
                                {17152, 17152, 34560, 34560, 70144, 70144, 140544},
                                {16, 16, 26, 32, 60, 64, 132},
                                {1, 1, 1, 2, 3, 4, 7},
-                               {1, 1, 1, 2, 3, 4, 7}})});
+                               {1, 1, 1, 2, 3, 4, 7},
+                               8})});
     // Not MIG-capable: nvmlDeviceGetMigMode answers NOT_SUPPORTED.
     v.push_back({"V100-SXM2-32GB", "Tesla V100-SXM2-32GB", 32768, 80, 0x1DB510DE, false, 0, {}});
     return v;
