@@ -27,7 +27,7 @@ std::vector<SimMigDevice> sim_mig_devices(const NvidiaGpuSpec& gpu) {
     return out;
 }
 
-const std::vector<std::string>& nvml_fault_calls() {
+const std::vector<std::string>& nvml_discovery_fault_calls() {
     static const std::vector<std::string> calls = {
         "nvmlInit_v2", "nvmlDeviceGetCount_v2", "nvmlDeviceGetHandleByIndex_v2",
         "nvmlDeviceGetMigMode", "nvmlDeviceGetMaxMigDeviceCount",
@@ -38,8 +38,34 @@ const std::vector<std::string>& nvml_fault_calls() {
     return calls;
 }
 
-Result<NvmlFaultKey> parse_nvml_fault(const std::string& key) {
+const std::vector<std::string>& nvml_mig_fault_calls() {
+    static const std::vector<std::string> calls = {
+        "nvmlDeviceGetGpuInstanceProfileInfoV", "nvmlDeviceGetGpuInstancePossiblePlacements_v2",
+        "nvmlDeviceGetGpuInstances", "nvmlDeviceCreateGpuInstanceWithPlacement",
+        "nvmlGpuInstanceDestroy", "nvmlGpuInstanceCreateComputeInstance",
+        "nvmlComputeInstanceDestroy", "nvmlDeviceGetComputeRunningProcesses_v3"};
+    return calls;
+}
+
+const std::vector<std::string>& nvml_fault_calls() {
+    static const std::vector<std::string> calls = [] {
+        std::vector<std::string> all = nvml_discovery_fault_calls();
+        all.insert(all.end(), nvml_mig_fault_calls().begin(), nvml_mig_fault_calls().end());
+        return all;
+    }();
+    return calls;
+}
+
+Result<NvmlFaultKey> parse_nvml_fault(const std::string& text) {
     NvmlFaultKey f;
+    std::string key = text;
+    if (std::size_t hash = key.find('#'); hash != std::string::npos) {
+        auto nth = parse_u64(key.substr(hash + 1));
+        if (!nth || *nth == 0 || *nth > 1000000)
+            return Error{"expected <call>[@<gpu>]#<n>, n counted from 1, got '" + text + "'"};
+        f.nth = static_cast<unsigned>(*nth);
+        key.resize(hash);
+    }
     std::size_t at = key.find('@');
     f.call = key.substr(0, at);
     const auto& calls = nvml_fault_calls();

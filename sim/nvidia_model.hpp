@@ -22,13 +22,19 @@ struct SimMigDevice {
 };
 std::vector<SimMigDevice> sim_mig_devices(const NvidiaGpuSpec& gpu);
 
-// The NVML calls a fault may name.
+// The NVML calls a fault may name: discovery's, the MIG management calls of xpart geometry
+// and reshape, and both.
+const std::vector<std::string>& nvml_discovery_fault_calls();
+const std::vector<std::string>& nvml_mig_fault_calls();
 const std::vector<std::string>& nvml_fault_calls();
 
-// "nvmlDeviceGetUUID" or "nvmlDeviceGetUUID@2" (only for the GPU with NVML index 2).
+// "nvmlDeviceGetUUID" or "nvmlDeviceGetUUID@2" (only for the GPU with NVML index 2); a
+// "#<n>" suffix fails only the n-th call of that name in the process, counted from 1 (a step
+// in the middle of a sequence, e.g. the third GPU instance a reshape creates).
 struct NvmlFaultKey {
     std::string call;
     int gpu = -1;
+    unsigned nth = 0;  // 0: every call
 };
 Result<NvmlFaultKey> parse_nvml_fault(const std::string& key);
 // "nvmlInit_v2=999,nvmlDeviceGetUUID@2=3" -> {key: code}. Error names the bad item.

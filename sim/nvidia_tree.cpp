@@ -1,8 +1,14 @@
 // The NVIDIA driver's view of a simulated node: procfs files in the driver's exact format,
 // the static MIG capability table, per-instance capability files, and real device nodes.
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 
 #include "libxpart/text.hpp"
+#include "sim/nvidia_caps.hpp"
 #include "sim/nvidia_model.hpp"
 #include "sim/pcie_layout.hpp"
 #include "sim/tree.hpp"
@@ -57,6 +63,22 @@ std::string information_file(const NvidiaGpuSpec& g, unsigned irq) {
            "\nDevice Minor: \t " + std::to_string(g.minor) + "\nGPU Excluded:\t No\n";
 }
 
+// A capability node; when allowed, EPERM (no CAP_MKNOD) leaves it out rather than failing.
+Status make_cap_node(const TreeWriter& tree, unsigned major, unsigned minor, bool skip_eperm) {
+    const std::string node = "/dev/nvidia-caps/nvidia-cap" + std::to_string(minor);
+    if (skip_eperm) {
+        if (auto st = tree.make_dirs("/dev/nvidia-caps"); !st) return st;
+        const std::string host = tree.host_path(node);
+        ::unlink(host.c_str());
+        if (::mknod(host.c_str(), S_IFCHR | kModeAccess, makedev(major, minor)) == 0) {
+            ::chmod(host.c_str(), kModeAccess);  // mknod honours the umask
+            return ok_status();
+        }
+        if (errno == EPERM) return ok_status();
+    }
+    return tree.make_char_device(node, major, minor, kModeAccess);
+}
+
 Status write_gpu(const NodeSpec& spec, const NvidiaGpuSpec& g, unsigned irq, unsigned caps_major,
                  TreeWriter& tree) {
     if (auto st = tree.write_file("/proc/driver/nvidia/gpus/" + g.pci_bus_id + "/information",
@@ -72,29 +94,54 @@ Status write_gpu(const NodeSpec& spec, const NvidiaGpuSpec& g, unsigned irq, uns
                                         g.minor, 0666); !st)
         return st;
     // Capability files exist only while MIG is on and only for instances that exist.
+    return write_mig_capabilities(g, caps_major, tree);
+}
+
+}  // namespace
+
+Status write_mig_capabilities(const NvidiaGpuSpec& g, unsigned caps_major, const TreeWriter& tree,
+                              bool skip_unpermitted_nodes) {
     for (const GpuInstanceSpec& gi : g.instances) {
         const std::string dir = "/proc/driver/nvidia/capabilities/gpu" + std::to_string(g.minor) +
                                 "/mig/gi" + std::to_string(gi.gi);
         const unsigned gi_minor = gi_cap_minor(g.minor, gi.gi);
         if (auto st = tree.write_file(dir + "/access", capability_file(gi_minor, kModeAccess)); !st)
             return st;
-        if (auto st = tree.make_char_device("/dev/nvidia-caps/nvidia-cap" + std::to_string(gi_minor),
-                                            caps_major, gi_minor, kModeAccess); !st)
+        if (auto st = make_cap_node(tree, caps_major, gi_minor, skip_unpermitted_nodes); !st)
             return st;
         for (const ComputeInstanceSpec& ci : gi.compute_instances) {
             const unsigned ci_minor = ci_cap_minor(g.minor, gi.gi, ci.ci);
             if (auto st = tree.write_file(dir + "/ci" + std::to_string(ci.ci) + "/access",
                                           capability_file(ci_minor, kModeAccess)); !st)
                 return st;
-            if (auto st = tree.make_char_device("/dev/nvidia-caps/nvidia-cap" + std::to_string(ci_minor),
-                                                caps_major, ci_minor, kModeAccess); !st)
+            if (auto st = make_cap_node(tree, caps_major, ci_minor, skip_unpermitted_nodes); !st)
                 return st;
         }
     }
     return ok_status();
 }
 
-}  // namespace
+Status remove_mig_capabilities(const NvidiaGpuSpec& g, const TreeWriter& tree) {
+    const std::string mig =
+        tree.host_path("/proc/driver/nvidia/capabilities/gpu" + std::to_string(g.minor) + "/mig");
+    for (unsigned gi = 0; gi < 15; ++gi) {
+        const std::string dir = mig + "/gi" + std::to_string(gi);
+        for (unsigned ci = 0; ci < 8; ++ci) {
+            const std::string cdir = dir + "/ci" + std::to_string(ci);
+            ::unlink((cdir + "/access").c_str());
+            ::rmdir(cdir.c_str());
+        }
+        ::unlink((dir + "/access").c_str());
+        ::rmdir(dir.c_str());
+    }
+    // The GPU's whole capability minor range (15 GIs x 9), whether a node exists or not.
+    for (unsigned m = gi_cap_minor(g.minor, 0); m < gi_cap_minor(g.minor, 15); ++m) {
+        const std::string node = tree.host_path("/dev/nvidia-caps/nvidia-cap" + std::to_string(m));
+        if (::unlink(node.c_str()) != 0 && errno != ENOENT)
+            return errno_error(node + ": unlink", errno);
+    }
+    return ok_status();
+}
 
 Status write_nvidia_tree(const NodeSpec& spec, TreeWriter& tree) {
     const NvidiaSpec& nv = spec.nvidia;

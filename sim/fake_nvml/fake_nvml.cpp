@@ -3,147 +3,21 @@
 // buffers, INVALID_ARGUMENT for bad handles, NOT_FOUND for MIG index holes).
 // Spec: $XPART_SIM_SPEC, else nvml-spec.json beside this library; re-read at every
 // nvmlInit_v2 that initializes, so a test can change the node between discoveries.
-// Faults: the spec's nvidia.faults and $XPART_SIM_NVML_FAULTS ("call[@gpu]=code,...").
+// Faults: the spec's nvidia.faults and $XPART_SIM_NVML_FAULTS ("call[@gpu][#n]=code,...").
+// Reshaping (GPU/compute instance create/destroy, MIG mode) goes to nvml-state.json beside the
+// spec, under an flock on nvml-state.lock, so the next process sees the same node; the spec
+// stays read-only. Inside a simulated root the MIG capability files follow the instances.
 // No exception leaves a C entry point.
-#include <dlfcn.h>
-#include <unistd.h>
-
+// This file: the enumeration/discovery entry points and the stubs Slurm's gpu/nvml plugin
+// binds; fake_nvml_mig.cpp has the MIG management ones, fake_state.* the shared state.
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
-#include <mutex>
-#include <unordered_set>
 
-#include "sim/nvidia_model.hpp"
-#include "sim/spec.hpp"
+#include "sim/fake_nvml/fake_state.hpp"
+#include "sim/fake_nvml/nvml_abi.hpp"
 
-#define NVML_API extern "C" __attribute__((visibility("default")))
-
+namespace fake_nvml {
 namespace {
-
-using namespace xpart::sim;
-
-enum : int {
-    kSuccess = 0, kUninitialized = 1, kInvalidArgument = 2, kNotSupported = 3, kNotFound = 6,
-    kInsufficientSize = 7, kDriverNotLoaded = 9, kUnknown = 999,
-};
-
-struct FakeDevice {
-    unsigned gpu = 0;                 // NVML index of the GPU (or of the MIG device's parent)
-    const NvidiaGpuSpec* spec = nullptr;
-    const GpuProductSpec* product = nullptr;
-    bool is_mig = false;
-    SimMigDevice mig;                 // valid when is_mig
-    std::vector<std::unique_ptr<FakeDevice>> migs;  // parent only: by position, not index
-};
-
-struct State {
-    std::mutex mutex;
-    unsigned init_count = 0;
-    NodeSpec spec;
-    std::map<std::string, int> faults;
-    std::vector<std::unique_ptr<FakeDevice>> gpus;
-    std::unordered_set<const void*> valid;
-};
-
-State& state() {
-    static State* s = new State();  // never destroyed: callers may shut down during exit
-    return *s;
-}
-
-std::string spec_path() {
-    if (const char* env = std::getenv("XPART_SIM_SPEC"); env && *env) return env;
-    Dl_info info{};
-    if (::dladdr(reinterpret_cast<void*>(&state), &info) && info.dli_fname) {
-        std::string lib = info.dli_fname;
-        std::size_t slash = lib.rfind('/');
-        return (slash == std::string::npos ? std::string(".") : lib.substr(0, slash)) +
-               "/nvml-spec.json";
-    }
-    return "nvml-spec.json";
-}
-
-void complain(const std::string& what) { std::fprintf(stderr, "fake NVML: %s\n", what.c_str()); }
-
-// Loads spec and faults into s (mutex held). Returns an nvmlReturn_t.
-int load(State& s) {
-    const std::string path = spec_path();
-    if (::access(path.c_str(), R_OK) != 0) {
-        complain(path + ": cannot read the node spec");
-        return kDriverNotLoaded;
-    }
-    auto spec = load_spec(path);
-    if (!spec) {
-        complain(spec.error().message);
-        return kUnknown;
-    }
-    std::map<std::string, int> faults = spec->nvidia.faults;
-    if (const char* env = std::getenv("XPART_SIM_NVML_FAULTS"); env && *env) {
-        auto more = parse_nvml_fault_list(env);
-        if (!more) {
-            complain("XPART_SIM_NVML_FAULTS: " + more.error().message);
-            return kUnknown;
-        }
-        for (const auto& [k, v] : *more) faults[k] = v;
-    }
-    s.spec = std::move(*spec);
-    s.faults = std::move(faults);
-    s.gpus.clear();
-    s.valid.clear();
-    for (std::size_t i = 0; i < s.spec.nvidia.gpus.size(); ++i) {
-        auto d = std::make_unique<FakeDevice>();
-        d->gpu = static_cast<unsigned>(i);
-        d->spec = &s.spec.nvidia.gpus[i];
-        d->product = find_gpu_product(d->spec->product);
-        for (const SimMigDevice& m : sim_mig_devices(*d->spec)) {
-            auto md = std::make_unique<FakeDevice>();
-            md->gpu = d->gpu;
-            md->spec = d->spec;
-            md->product = d->product;
-            md->is_mig = true;
-            md->mig = m;
-            s.valid.insert(md.get());
-            d->migs.push_back(std::move(md));
-        }
-        s.valid.insert(d.get());
-        s.gpus.push_back(std::move(d));
-    }
-    return kSuccess;
-}
-
-int fault(const State& s, const char* call, int gpu) {
-    if (gpu >= 0) {
-        auto it = s.faults.find(std::string(call) + "@" + std::to_string(gpu));
-        if (it != s.faults.end()) return it->second;
-    }
-    auto it = s.faults.find(call);
-    return it == s.faults.end() ? kSuccess : it->second;
-}
-
-// Runs body(state) under the lock after the common checks; exceptions become UNKNOWN.
-template <class Body>
-int call(const char* name, Body body) {
-    try {
-        State& s = state();
-        std::lock_guard<std::mutex> lock(s.mutex);
-        if (s.init_count == 0) return kUninitialized;
-        return body(s, name);
-    } catch (...) {
-        return kUnknown;
-    }
-}
-
-// A device call: validates the handle and applies faults for its GPU.
-template <class Body>
-int device_call(const char* name, void* handle, Body body) {
-    return call(name, [&](State& s, const char* n) {
-        if (!handle || !s.valid.count(handle)) return int(kInvalidArgument);
-        const FakeDevice& d = *static_cast<const FakeDevice*>(handle);
-        if (int f = fault(s, n, static_cast<int>(d.gpu))) return f;
-        return body(s, d);
-    });
-}
 
 int copy_string(const std::string& value, char* buf, unsigned len) {
     if (!buf) return kInvalidArgument;
@@ -152,31 +26,15 @@ int copy_string(const std::string& value, char* buf, unsigned len) {
     return kSuccess;
 }
 
-bool mig_on(const NvidiaGpuSpec& g) {
-    return g.mig == MigState::Enabled || g.mig == MigState::DisablePending;
-}
-
 void set_bit(unsigned long* mask, unsigned words, unsigned bit) {
     const unsigned per = sizeof(unsigned long) * 8;
     if (bit / per < words) mask[bit / per] |= 1UL << (bit % per);
 }
 
 }  // namespace
+}  // namespace fake_nvml
 
-struct nvmlPciInfo_st {
-    char busIdLegacy[16];
-    unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
-    char busId[32];
-};
-struct nvmlDeviceAttributes_st {
-    unsigned multiprocessorCount, sharedCopyEngineCount, sharedDecoderCount, sharedEncoderCount,
-        sharedJpegCount, sharedOfaCount, gpuInstanceSliceCount, computeInstanceSliceCount;
-    unsigned long long memorySizeMB;
-};
-struct nvmlMemory_st {
-    unsigned long long total, free, used;
-};
-static_assert(sizeof(nvmlPciInfo_st) == 68 && sizeof(nvmlDeviceAttributes_st) == 40, "NVML ABI");
+using namespace fake_nvml;
 
 NVML_API int nvmlInit_v2() {
     try {
@@ -209,6 +67,9 @@ NVML_API const char* nvmlErrorString(int code) {
         case kNotFound: return "Not Found";
         case kInsufficientSize: return "Insufficient Size";
         case kDriverNotLoaded: return "Driver Not Loaded";
+        case kInUse: return "In use by another client";
+        case kInsufficientResources: return "Insufficient Resources";
+        case kArgumentVersionMismatch: return "Argument version mismatch";
         default: return "Unknown Error";
     }
 }
@@ -441,11 +302,6 @@ NVML_API int nvmlDeviceSetApplicationsClocks(void* device, unsigned, unsigned) {
 
 NVML_API int nvmlDeviceResetApplicationsClocks(void* device) {
     return device_call("nvmlDeviceResetApplicationsClocks", device,
-                       [&](State&, const FakeDevice&) { return int(kNotSupported); });
-}
-
-NVML_API int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned*, void*) {
-    return device_call("nvmlDeviceGetComputeRunningProcesses_v3", device,
                        [&](State&, const FakeDevice&) { return int(kNotSupported); });
 }
 
