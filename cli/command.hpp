@@ -27,5 +27,7 @@ void add_cgroup_command(CLI::App& app, const GlobalOptions& global, Runner& run)
 void add_launch_command(CLI::App& app, const GlobalOptions& global, Runner& run);
 void add_mps_command(CLI::App& app, const GlobalOptions& global, Runner& run);
 void add_node_command(CLI::App& app, const GlobalOptions& global, Runner& run);
+void add_geometry_command(CLI::App& app, const GlobalOptions& global, Runner& run);
+void add_reshape_command(CLI::App& app, const GlobalOptions& global, Runner& run);
 
 }  // namespace xpart::cli

@@ -9,6 +9,8 @@ const std::vector<Subcommand>& all_subcommands() {
         {"launch", add_launch_command},
         {"mps", add_mps_command},
         {"node", add_node_command},
+        {"geometry", add_geometry_command},
+        {"reshape", add_reshape_command},
     };
     return table;
 }

@@ -94,6 +94,10 @@ Result<unsigned> read_capability_minor(const RootFs& root, const std::string& no
     return read_colon_number(root, node_path, "DeviceFileMinor", 1048575, "a number");
 }
 
+Result<unsigned> read_capability_mode(const RootFs& root, const std::string& node_path) {
+    return read_colon_number(root, node_path, "DeviceFileMode", 0777, "a file mode");
+}
+
 Result<unsigned> mig_capability_minor(const RootFs& root, const MigMinorTable& table,
                                       unsigned gpu_minor, unsigned gi, int ci) {
     const std::string name = mig_capability_name(gpu_minor, gi, ci);

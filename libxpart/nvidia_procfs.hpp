@@ -41,6 +41,8 @@ std::string mig_capability_path(unsigned gpu_minor, unsigned gi, int ci);
 std::string mig_capability_name(unsigned gpu_minor, unsigned gi, int ci);
 // `DeviceFileMinor:` of a capability file.
 Result<unsigned> read_capability_minor(const RootFs& root, const std::string& node_path);
+// `DeviceFileMode:` of a capability file (decimal, as the driver writes it: 292 is 0444).
+Result<unsigned> read_capability_mode(const RootFs& root, const std::string& node_path);
 
 // The cap minor of a MIG instance: table entry and capability file must agree, and both must
 // follow the driver's documented layout (3 + 135*G + 9*GI [+ 1 + CI]), else an Error naming

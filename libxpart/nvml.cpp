@@ -44,7 +44,13 @@ std::string return_code_name(int code) {
         case 16: return "NVML_ERROR_RESET_REQUIRED";
         case 17: return "NVML_ERROR_OPERATING_SYSTEM";
         case 18: return "NVML_ERROR_LIB_RM_VERSION_MISMATCH";
-        case 19: return "NVML_ERROR_IN_USE";
+        case kErrorInUse: return "NVML_ERROR_IN_USE";
+        case 20: return "NVML_ERROR_MEMORY";
+        case 21: return "NVML_ERROR_NO_DATA";
+        case 22: return "NVML_ERROR_VGPU_ECC_NOT_SUPPORTED";
+        case kErrorInsufficientResources: return "NVML_ERROR_INSUFFICIENT_RESOURCES";
+        case 24: return "NVML_ERROR_FREQ_NOT_SUPPORTED";
+        case 25: return "NVML_ERROR_ARGUMENT_VERSION_MISMATCH";
         case kErrorUnknown: return "NVML_ERROR_UNKNOWN";
         default: return "NVML_ERROR_" + std::to_string(code);
     }
@@ -156,6 +162,8 @@ Result<std::shared_ptr<const NvmlLibrary>> NvmlLibrary::load(const std::string& 
     loaded.emplace(path, lib);
     return std::shared_ptr<const NvmlLibrary>(lib);
 }
+
+void* NvmlLibrary::symbol(const char* name) const { return ::dlsym(handle_, name); }
 
 // --- NvmlSession ------------------------------------------------------------------------------
 

@@ -29,6 +29,8 @@ enum : int {
     kErrorLibraryNotFound = 12,
     kErrorFunctionNotFound = 13,
     kErrorGpuIsLost = 15,
+    kErrorInUse = 19,
+    kErrorInsufficientResources = 23,
     kErrorUnknown = 999,
 };
 constexpr unsigned kMigDisable = 0;
@@ -108,6 +110,9 @@ public:
     // The file the dynamic linker loaded (path() may be a bare soname), for messages.
     const std::string& file() const { return file_; }
     const Api& api() const { return api_; }
+    // A call beyond discovery's (MIG management, libxpart/nvml_mig): null when the library
+    // lacks it.
+    void* symbol(const char* name) const;
     // `NVML_ERROR_DRIVER_NOT_LOADED (9) "Driver Not Loaded"`: the name, the number and, when
     // the library exports nvmlErrorString, NVIDIA's own words.
     std::string describe(int code) const;

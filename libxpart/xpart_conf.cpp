@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "libxpart/config_words.hpp"
+#include "libxpart/mig_geometry.hpp"
 #include "libxpart/root_fs.hpp"
 #include "libxpart/text.hpp"
 
@@ -51,6 +52,18 @@ Status set(const Setting& s, E& out, std::initializer_list<Word<E>> table) {
     return set_result(s, out, parse_word(s.value, table));
 }
 
+Status apply_geometry(const Setting& s, XpartConf& conf) {
+    const auto colon = s.value.find(':');
+    if (colon == std::string::npos || colon == 0)
+        return s.error("expected <name>:<geometry>, e.g. h100-7x1g:7x1g.10gb");
+    NamedGeometry g{s.value.substr(0, colon), s.value.substr(colon + 1)};
+    if (auto names = parse_mig_geometry(g.profiles); !names) return s.error(names.error().message);
+    for (const auto& other : conf.geometries)
+        if (other.name == g.name) return s.error("geometry '" + g.name + "' named twice");
+    conf.geometries.push_back(std::move(g));
+    return ok_status();
+}
+
 Status apply(const Setting& s, XpartConf& conf) {
     const std::string key = to_lower(s.key);
     if (key == "root") {
@@ -71,11 +84,13 @@ Status apply(const Setting& s, XpartConf& conf) {
     } else if (key == "onmismatch") {
         return set(s, conf.on_mismatch,
                    {{"register_hardware", OnMismatch::RegisterHardware}, {"drain", OnMismatch::Drain}});
+    } else if (key == "geometry") {
+        return apply_geometry(s, conf);
     } else if (key == "migmonitorcapability") {
         return set_result(s, conf.mig_monitor_capability, parse_yes_no(s.value));
     } else {
         return s.error("unknown key (known: Root, Vendors, NvmlLibrary, TypeNaming, "
-                       "AmdTypeNaming, AmdIndexMode, OnMismatch, MigMonitorCapability)");
+                       "AmdTypeNaming, AmdIndexMode, OnMismatch, MigMonitorCapability, Geometry)");
     }
     return ok_status();
 }
@@ -106,7 +121,8 @@ Result<XpartConf> parse_xpart_conf(const std::string& text, const std::string& f
             if (eq == std::string::npos || eq == 0)
                 return file_error(file, number, tok + ": expected Key=Value");
             Setting s{file, number, tok.substr(0, eq), tok.substr(eq + 1)};
-            if (!seen.insert(to_lower(s.key)).second) return s.error("key given twice");
+            if (!seen.insert(to_lower(s.key)).second && to_lower(s.key) != "geometry")
+                return s.error("key given twice");
             if (auto st = apply(s, conf); !st) return st.error();
         }
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "libxpart/discovery.hpp"
 #include "libxpart/result.hpp"
@@ -22,6 +23,13 @@ enum class OnMismatch {
     Drain,             // log the mismatch, register no GPU: slurmctld drains the node
 };
 
+// Geometry=<name>:<geometry>, repeatable: a MIG geometry the site names (xpart geometry,
+// xpart reshape), e.g. Geometry=h100-3g2g1g:3g.40gb+2g.20gb+2x1g.10gb.
+struct NamedGeometry {
+    std::string name;
+    std::string profiles;
+};
+
 struct XpartConf {
     std::string file;  // where it was read from ("" = built-in defaults)
     std::string root;               // Root=: node root prefix (simulated nodes, containers);
@@ -35,6 +43,7 @@ struct XpartConf {
     OnMismatch on_mismatch = OnMismatch::RegisterHardware; // OnMismatch=
     bool mig_monitor_capability = false;  // MigMonitorCapability=yes|no: MIG jobs also get
                                           // the monitor cap (see DiscoveryOptions)
+    std::vector<NamedGeometry> geometries;  // Geometry= (repeatable)
 };
 
 // Errors: "<file>:<line>: <Key>=<value>: <why>".

@@ -31,7 +31,7 @@ TEST(Examples, XpartConfParsesAndShowsTheDefaults) {
 }
 
 TEST(Examples, XpartConfCommentedKeysAreValidWhenUncommented) {
-    // The commented-out settings (Root, NvmlLibrary) must be valid lines too.
+    // The commented-out settings (Root, NvmlLibrary, two Geometry= names) must be valid lines too.
     std::string text = testing::read_text(example("xpart.conf"));
     std::string uncommented, line;
     std::istringstream in(text);
@@ -44,11 +44,13 @@ TEST(Examples, XpartConfCommentedKeysAreValidWhenUncommented) {
         }
         uncommented += line + "\n";
     }
-    EXPECT_EQ(enabled, 2);
+    EXPECT_EQ(enabled, 4);
     auto conf = parse_xpart_conf(uncommented, "xpart.conf");
     ASSERT_TRUE(conf.ok()) << conf.error().message;
     EXPECT_EQ(conf->root, "/");
     EXPECT_EQ(conf->nvml_library, "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1");
+    ASSERT_EQ(conf->geometries.size(), 2u);
+    EXPECT_EQ(conf->geometries[1].name, "h100-mixed");
 }
 
 TEST(Examples, GresConfAutodetectHasNoGpuRecord) {

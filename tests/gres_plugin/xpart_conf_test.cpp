@@ -118,7 +118,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"AmdTypeNaming=long\n", "/etc/slurm/xpart.conf:1: AmdTypeNaming=long: expected mode, mode_memory or model_mode_memory"},
         BadCase{"AmdIndexMode=name\n", "/etc/slurm/xpart.conf:1: AmdIndexMode=name: expected index or uuid"},
         BadCase{"OnMismatch=ignore\n", "/etc/slurm/xpart.conf:1: OnMismatch=ignore: expected register_hardware or drain"},
-        BadCase{"Colour=blue\n", "/etc/slurm/xpart.conf:1: Colour=blue: unknown key (known: Root, Vendors, NvmlLibrary, TypeNaming, AmdTypeNaming, AmdIndexMode, OnMismatch, MigMonitorCapability)"},
+        BadCase{"Colour=blue\n", "/etc/slurm/xpart.conf:1: Colour=blue: unknown key (known: Root, Vendors, NvmlLibrary, TypeNaming, AmdTypeNaming, AmdIndexMode, OnMismatch, MigMonitorCapability, Geometry)"},
         BadCase{"TypeNaming=nvml\n", "/etc/slurm/xpart.conf:1: TypeNaming=nvml: expected xpart or slurm"},
         BadCase{"\n\nTypeNaming=\n", "/etc/slurm/xpart.conf:3: TypeNaming=: expected xpart or slurm"},
         BadCase{"MigMonitorCapability=maybe\n", "/etc/slurm/xpart.conf:1: MigMonitorCapability=maybe: expected yes or no"},

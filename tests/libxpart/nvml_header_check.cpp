@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "libxpart/nvml.hpp"
+#include "libxpart/nvml_mig.hpp"
 
 namespace n = xpart::nvml;
 
@@ -41,6 +42,35 @@ SAME_FIELD(n::Memory, nvmlMemory_t, total);
 SAME_FIELD(n::Memory, nvmlMemory_t, free);
 SAME_FIELD(n::Memory, nvmlMemory_t, used);
 
+// MIG management (libxpart/nvml_mig.hpp).
+static_assert(sizeof(n::GiProfileInfoV2) == sizeof(nvmlGpuInstanceProfileInfo_v2_t), "profile info v2 size");
+SAME_FIELD(n::GiProfileInfoV2, nvmlGpuInstanceProfileInfo_v2_t, version);
+SAME_FIELD(n::GiProfileInfoV2, nvmlGpuInstanceProfileInfo_v2_t, id);
+SAME_FIELD(n::GiProfileInfoV2, nvmlGpuInstanceProfileInfo_v2_t, sliceCount);
+SAME_FIELD(n::GiProfileInfoV2, nvmlGpuInstanceProfileInfo_v2_t, instanceCount);
+SAME_FIELD(n::GiProfileInfoV2, nvmlGpuInstanceProfileInfo_v2_t, memorySizeMB);
+SAME_FIELD(n::GiProfileInfoV2, nvmlGpuInstanceProfileInfo_v2_t, name);
+static_assert(n::kGiProfileInfoV2 == nvmlGpuInstanceProfileInfo_v2, "nvmlGpuInstanceProfileInfo_v2");
+static_assert(sizeof(n::GiPlacement) == sizeof(nvmlGpuInstancePlacement_t), "placement size");
+SAME_FIELD(n::GiPlacement, nvmlGpuInstancePlacement_t, start);
+SAME_FIELD(n::GiPlacement, nvmlGpuInstancePlacement_t, size);
+static_assert(sizeof(n::GiInfo) == sizeof(nvmlGpuInstanceInfo_t), "nvmlGpuInstanceInfo_t size");
+SAME_FIELD(n::GiInfo, nvmlGpuInstanceInfo_t, device);
+SAME_FIELD(n::GiInfo, nvmlGpuInstanceInfo_t, id);
+SAME_FIELD(n::GiInfo, nvmlGpuInstanceInfo_t, profileId);
+SAME_FIELD(n::GiInfo, nvmlGpuInstanceInfo_t, placement);
+static_assert(sizeof(n::CiProfileInfo) == sizeof(nvmlComputeInstanceProfileInfo_t), "CI profile size");
+SAME_FIELD(n::CiProfileInfo, nvmlComputeInstanceProfileInfo_t, id);
+SAME_FIELD(n::CiProfileInfo, nvmlComputeInstanceProfileInfo_t, sliceCount);
+SAME_FIELD(n::CiProfileInfo, nvmlComputeInstanceProfileInfo_t, sharedOfaCount);
+static_assert(sizeof(n::ProcessInfo) == sizeof(nvmlProcessInfo_t), "nvmlProcessInfo_t size");
+SAME_FIELD(n::ProcessInfo, nvmlProcessInfo_t, pid);
+SAME_FIELD(n::ProcessInfo, nvmlProcessInfo_t, usedGpuMemory);
+SAME_FIELD(n::ProcessInfo, nvmlProcessInfo_t, gpuInstanceId);
+SAME_FIELD(n::ProcessInfo, nvmlProcessInfo_t, computeInstanceId);
+static_assert(sizeof(n::GpuInstance) == sizeof(nvmlGpuInstance_t), "nvmlGpuInstance_t size");
+static_assert(sizeof(n::ComputeInstance) == sizeof(nvmlComputeInstance_t), "nvmlComputeInstance_t size");
+
 // nvmlReturn_t is an enum of its own: compare the numbers.
 #define SAME_CODE(ours, theirs) \
     static_assert(static_cast<int>(n::ours) == static_cast<int>(theirs), #theirs)
@@ -61,6 +91,8 @@ SAME_CODE(kErrorDriverNotLoaded, NVML_ERROR_DRIVER_NOT_LOADED);
 SAME_CODE(kErrorLibraryNotFound, NVML_ERROR_LIBRARY_NOT_FOUND);
 SAME_CODE(kErrorFunctionNotFound, NVML_ERROR_FUNCTION_NOT_FOUND);
 SAME_CODE(kErrorGpuIsLost, NVML_ERROR_GPU_IS_LOST);
+SAME_CODE(kErrorInUse, NVML_ERROR_IN_USE);
+SAME_CODE(kErrorInsufficientResources, NVML_ERROR_INSUFFICIENT_RESOURCES);
 SAME_CODE(kErrorUnknown, NVML_ERROR_UNKNOWN);
 
 static_assert(n::kMigDisable == NVML_DEVICE_MIG_DISABLE, "NVML_DEVICE_MIG_DISABLE");
@@ -84,7 +116,10 @@ int main() {
         CODE(NVML_ERROR_LIBRARY_NOT_FOUND), CODE(NVML_ERROR_FUNCTION_NOT_FOUND),
         CODE(NVML_ERROR_CORRUPTED_INFOROM), CODE(NVML_ERROR_GPU_IS_LOST),
         CODE(NVML_ERROR_RESET_REQUIRED), CODE(NVML_ERROR_OPERATING_SYSTEM),
-        CODE(NVML_ERROR_LIB_RM_VERSION_MISMATCH), CODE(NVML_ERROR_IN_USE), CODE(NVML_ERROR_UNKNOWN),
+        CODE(NVML_ERROR_LIB_RM_VERSION_MISMATCH), CODE(NVML_ERROR_IN_USE),
+        CODE(NVML_ERROR_MEMORY), CODE(NVML_ERROR_NO_DATA), CODE(NVML_ERROR_VGPU_ECC_NOT_SUPPORTED),
+        CODE(NVML_ERROR_INSUFFICIENT_RESOURCES), CODE(NVML_ERROR_FREQ_NOT_SUPPORTED),
+        CODE(NVML_ERROR_ARGUMENT_VERSION_MISMATCH), CODE(NVML_ERROR_UNKNOWN),
     };
 #undef CODE
     int wrong = 0;
@@ -95,7 +130,7 @@ int main() {
             ++wrong;
         }
     }
-    std::printf("%s: %zu return code names, 3 struct layouts, 5 constants as nvml.h has them\n",
+    std::printf("%s: %zu return code names, 8 struct layouts, 6 constants as nvml.h has them\n",
                 wrong ? "FAIL" : "PASS", sizeof codes / sizeof codes[0]);
     return wrong ? 1 : 0;
 }

@@ -1,0 +1,294 @@
+// `xpart geometry`: each GPU's MIG geometry now, the profiles and placements its driver offers,
+// and the geometries it could take (the site's named ones from xpart.conf Geometry=, and each
+// profile alone); with --gres, only those that would serve the request.
+// `xpart reshape <geometry>` (root): reshapes GPUs to a named or written geometry through
+// libxpart/mig_reshape, then verifies the result by discovery, as slurmd would see it; a
+// result discovery does not confirm is undone.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <stdio.h>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.hpp"
+#include "cli/discovery_args.hpp"
+#include "libxpart/discovery.hpp"
+#include "libxpart/gpu_request.hpp"
+#include "libxpart/mig_reshape.hpp"
+#include "libxpart/nvidia_cap_nodes.hpp"
+#include "libxpart/text.hpp"
+#include "libxpart/xpart_conf.hpp"
+
+namespace xpart::cli {
+
+namespace {
+
+constexpr const char* kDefaultConf = "/etc/slurm/xpart.conf";
+
+struct GeometryArgs {
+    int gpu = -1;  // -1: every GPU
+    std::string gres;
+    std::string job;
+    std::string target;
+    std::string conf = kDefaultConf;
+    std::string nvml_library;
+    bool json = false;
+};
+
+struct Nvml {
+    std::shared_ptr<const nvml::NvmlLibrary> lib;
+    std::unique_ptr<nvml::NvmlSession> session;
+    std::unique_ptr<nvml::MigControl> control;
+};
+
+Result<Nvml> open_nvml(const std::string& configured) {
+    auto lib = nvml::NvmlLibrary::load(nvml::NvmlLibrary::resolve_path(configured));
+    if (!lib) return lib.error();
+    auto session = nvml::NvmlSession::open(*lib);
+    if (!session) return session.error();
+    auto control = nvml::MigControl::bind(*lib);
+    if (!control) return control.error();
+    Nvml n;
+    n.lib = *lib;
+    n.session = std::make_unique<nvml::NvmlSession>(std::move(*session));
+    n.control = std::make_unique<nvml::MigControl>(std::move(*control));
+    return n;
+}
+
+// The GPUs job `id` asks for, from `scontrol show job -o` (the job id checked: digits, an
+// array task's "_N", nothing a shell would read).
+Result<GpuRequest> request_of_job(const std::string& id) {
+    const bool plain = !id.empty() && id.find_first_not_of("0123456789_") == std::string::npos;
+    if (!plain) return Error{"--job '" + id + "': expected a job id (digits, or <job>_<task>)"};
+    FILE* p = ::popen(("scontrol show job -o " + id + " 2>&1").c_str(), "r");
+    if (!p) return Error{"--job " + id + ": cannot run scontrol"};
+    std::string out;
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    const int rc = ::pclose(p);
+    if (rc != 0) return Error{"--job " + id + ": scontrol: " + trim(out)};
+    return job_gpu_request(out);
+}
+
+struct Candidate {
+    std::string name;  // the site's name, or "" for a profile alone
+    std::vector<std::string> profiles;
+};
+
+// The site's geometries that this GPU can take, then each profile alone.
+std::vector<Candidate> candidates(const GpuGeometry& g, const XpartConf& conf) {
+    std::vector<Candidate> out;
+    for (const auto& named : conf.geometries) {
+        auto names = parse_mig_geometry(named.profiles);
+        if (names && plan_mig_geometry(g.profiles, *names)) out.push_back({named.name, *names});
+    }
+    for (auto& u : uniform_mig_geometries(g.profiles)) out.push_back({"", std::move(u)});
+    return out;
+}
+
+Result<std::vector<unsigned>> gpus_of(const Nvml& n, int wanted) {
+    auto count = n.session->device_count();
+    if (!count) return count.error();
+    if (wanted >= static_cast<int>(*count))
+        return Error{"--gpu " + std::to_string(wanted) + ": the node has " + std::to_string(*count) + " GPUs"};
+    std::vector<unsigned> out;
+    for (unsigned i = 0; i < *count; ++i)
+        if (wanted < 0 || static_cast<int>(i) == wanted) out.push_back(i);
+    return out;
+}
+
+std::string slot_list(const GpuGeometry& g) {
+    std::string out;
+    for (const auto& i : g.instances)
+        out += (out.empty() ? "" : ", ") + i.profile + "@" + std::to_string(i.start) + " gi " +
+               std::to_string(i.gi);
+    return out;
+}
+
+int run_geometry(const GeometryArgs& args) {
+    auto conf = load_xpart_conf(args.conf);
+    if (!conf) return fail("geometry", conf.error().message);
+    GpuRequest wanted;
+    if (!args.gres.empty() || !args.job.empty()) {
+        auto w = args.job.empty() ? parse_gpu_gres(args.gres) : request_of_job(args.job);
+        if (!w) return fail("geometry", (args.job.empty() ? "--gres: " : "") + w.error().message);
+        wanted = *w;
+    }
+    auto n = open_nvml(args.nvml_library.empty() ? conf->nvml_library : args.nvml_library);
+    if (!n) return fail("geometry", n.error().message);
+    auto gpus = gpus_of(*n, args.gpu);
+    if (!gpus) return fail("geometry", gpus.error().message);
+    nlohmann::json doc = nlohmann::json::array();
+    for (unsigned i : *gpus) {
+        auto g = read_gpu_geometry(*n->session, *n->control, i);
+        if (!g) return fail("geometry", g.error().message);
+        nlohmann::json j = {{"gpu", i}, {"name", g->name}, {"uuid", g->uuid},
+                            {"mig", !g->mig_capable ? "unsupported" : g->mig_on ? "on" : "off"}};
+        if (!g->mig_on) {
+            if (!args.json)
+                std::cout << "GPU " << i << "  " << g->name << "  " << g->uuid << "  MIG "
+                          << j["mig"].get<std::string>() << "\n";
+            doc.push_back(j);
+            continue;
+        }
+        const std::string now = g->instances.empty() ? "none" : format_mig_geometry(g->profile_names(), g->profiles);
+        j["geometry"] = now;
+        j["instances"] = nlohmann::json::array();
+        for (const auto& inst : g->instances)
+            j["instances"].push_back({{"profile", inst.profile}, {"start", inst.start}, {"gi", inst.gi},
+                                      {"compute_instances", inst.compute_instances}});
+        j["profiles"] = nlohmann::json::array();
+        for (const auto& p : g->profiles) {
+            nlohmann::json starts = nlohmann::json::array();
+            for (const auto& pl : p.placements) starts.push_back(pl.start);
+            j["profiles"].push_back({{"name", p.name}, {"id", p.id}, {"max", p.max_count},
+                                     {"memory_mib", p.memory_mib}, {"slices", p.slices},
+                                     {"size", p.placements.empty() ? 0u : p.placements.front().size},
+                                     {"starts", starts}});
+        }
+        j["could_take"] = nlohmann::json::array();
+        for (const auto& c : candidates(*g, *conf)) {
+            if (!wanted.empty() && !geometry_serves(c.profiles, wanted)) continue;
+            j["could_take"].push_back({{"name", c.name}, {"geometry", format_mig_geometry(c.profiles, g->profiles)}});
+        }
+        if (!wanted.empty()) j["serves_now"] = geometry_serves(g->profile_names(), wanted);
+        doc.push_back(j);
+        if (args.json) continue;
+        std::cout << "GPU " << i << "  " << g->name << "  " << g->uuid << "  MIG on\n";
+        std::cout << "    now         " << now;
+        if (!g->instances.empty()) std::cout << "  (" << slot_list(*g) << ")";
+        std::cout << "\n    profiles   ";
+        for (const auto& p : j["profiles"])
+            std::cout << " " << p["name"].get<std::string>() << " x" << p["max"].get<unsigned>();
+        std::cout << "\n    " << (wanted.empty() ? "could take " : "would serve") << " ";
+        if (!wanted.empty() && j["serves_now"].get<bool>()) std::cout << "(now: yes) ";
+        std::string list;
+        for (const auto& c : j["could_take"]) {
+            const std::string name = c["name"].get<std::string>();
+            list += (list.empty() ? "" : ", ") +
+                    (name.empty() ? c["geometry"].get<std::string>()
+                                  : name + " (" + c["geometry"].get<std::string>() + ")");
+        }
+        std::cout << (list.empty() ? "none" : list) << "\n";
+    }
+    if (args.json) std::cout << doc.dump(1) << "\n";
+    return 0;
+}
+
+// The target as profile names: a Geometry= name of xpart.conf, else written out.
+Result<std::vector<std::string>> resolve_target(const std::string& target, const XpartConf& conf) {
+    for (const auto& g : conf.geometries)
+        if (g.name == target) return parse_mig_geometry(g.profiles);
+    auto names = parse_mig_geometry(target);
+    if (!names)
+        return Error{"'" + target + "' is neither a Geometry= name of " + conf.file + " nor a geometry (" +
+                     names.error().message + ")"};
+    return names;
+}
+
+// The GPU as discovery (and so slurmd) sees it.
+Result<Gpu> discovered_gpu(const GlobalOptions& global, const std::string& lib, const std::string& uuid) {
+    DiscoveryOptions options = discovery_options(global, "nvidia", lib);
+    options.rdma_nics = false;
+    auto node = discover(options);
+    if (!node) return node.error();
+    for (const auto& gpu : node->gpus)
+        if (gpu.uuid == uuid) return gpu;
+    return Error{"discovery does not show " + uuid};
+}
+
+std::vector<std::string> types_of(const Gpu& gpu) {
+    std::vector<std::string> types;
+    for (const auto& p : gpu.partitions) types.push_back(p.type);
+    std::sort(types.begin(), types.end());
+    return types;
+}
+
+int run_reshape(const GeometryArgs& args, const GlobalOptions& global) {
+    if (::geteuid() != 0)
+        return fail("reshape", "must run as root: it changes the GPU under every job of the node");
+    auto conf = load_xpart_conf(args.conf);
+    if (!conf) return fail("reshape", conf.error().message);
+    auto target = resolve_target(args.target, *conf);
+    if (!target) return fail("reshape", target.error().message);
+    const std::string lib = args.nvml_library.empty() ? conf->nvml_library : args.nvml_library;
+    auto n = open_nvml(lib);
+    if (!n) return fail("reshape", n.error().message);
+    auto gpus = gpus_of(*n, args.gpu);
+    if (!gpus) return fail("reshape", gpus.error().message);
+    int status = 0;
+    for (unsigned i : *gpus) {
+        auto before = read_gpu_geometry(*n->session, *n->control, i);
+        if (!before) return fail("reshape", before.error().message);
+        if (!before->mig_capable && args.gpu < 0) continue;  // whole-node reshape: MIG GPUs only
+        const auto t0 = std::chrono::steady_clock::now();
+        auto out = reshape_gpu(*n->session, *n->control, i, *target);
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (!out) {
+            status = fail("reshape", out.error().message);
+            continue;
+        }
+        const std::string from = before->instances.empty() ? "none" : format_mig_geometry(before->profile_names(), before->profiles);
+        const std::string to = format_mig_geometry(*target, before->profiles);
+        auto seen = discovered_gpu(global, lib, before->uuid);
+        std::vector<std::string> want = *target;
+        std::sort(want.begin(), want.end());
+        const std::vector<std::string> got = seen ? types_of(*seen) : std::vector<std::string>();
+        Result<unsigned> made = 0u;
+        if (seen && want == got) made = make_missing_cap_nodes(discovery_options(global, "nvidia", lib).root, *seen);
+        if (!seen || want != got || !made) {
+            const std::string why = !seen ? seen.error().message
+                                    : want != got ? "discovery shows " + (got.empty() ? std::string("no partition")
+                                                                                      : format_mig_geometry(got, before->profiles))
+                                                  : made.error().message;
+            const Status undo = put_back(*n->session, *n->control, *before);
+            status = fail("reshape", "GPU " + std::to_string(i) + ": reshaped to " + to + " but " + why +
+                                         (undo ? "; put back " + from : "; putting back " + from + " failed: " + undo.error().message));
+            continue;
+        }
+        std::printf("GPU %u: %s -> %s %s in %.2f s (discovery: %zu partitions", i, from.c_str(), to.c_str(),
+                    out->changed ? "reshaped" : "already", secs, got.size());
+        if (*made) std::printf(", %u device nodes made", *made);
+        std::printf(")\n");
+    }
+    return status;
+}
+
+void add_common(CLI::App* cmd, GeometryArgs& args) {
+    cmd->add_option("--gpu", args.gpu, "one GPU (NVML index); default every GPU");
+    cmd->add_option("--xpart-conf", args.conf, "xpart.conf with the site's Geometry= names")
+        ->capture_default_str();
+    cmd->add_option("--nvml-library", args.nvml_library, "NVML library to load")
+        ->envname("XPART_NVML_LIBRARY");
+}
+
+}  // namespace
+
+void add_geometry_command(CLI::App& app, const GlobalOptions& global, Runner& run) {
+    auto args = std::make_shared<GeometryArgs>();
+    auto* cmd = app.add_subcommand("geometry", "Each GPU's MIG geometry and the ones it could take");
+    add_common(cmd, *args);
+    auto* gres = cmd->add_option("--gres", args->gres, "only geometries serving this request (gpu:3g.40gb:1,...)");
+    cmd->add_option("--job", args->job, "only geometries serving this job's GPU request (scontrol show job)")
+        ->excludes(gres);
+    cmd->add_flag("--json", args->json, "as JSON");
+    cmd->callback([args, &run] { run = [args] { return run_geometry(*args); }; });
+    (void)global;
+}
+
+void add_reshape_command(CLI::App& app, const GlobalOptions& global, Runner& run) {
+    auto args = std::make_shared<GeometryArgs>();
+    auto* cmd = app.add_subcommand("reshape", "Reshape MIG GPUs to a geometry (root; refused while anything runs)");
+    cmd->add_option("geometry", args->target, "a Geometry= name of xpart.conf, or e.g. 3g.40gb+2x1g.10gb")
+        ->required();
+    add_common(cmd, *args);
+    cmd->callback([args, &global, &run] { run = [args, &global] { return run_reshape(*args, global); }; });
+}
+
+}  // namespace xpart::cli

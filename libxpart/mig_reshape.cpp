@@ -1,0 +1,181 @@
+#include "libxpart/mig_reshape.hpp"
+
+#include <algorithm>
+
+namespace xpart {
+
+namespace {
+
+const nvml::GiProfile* by_id(const std::vector<nvml::GiProfile>& profiles, unsigned id) {
+    for (const auto& p : profiles)
+        if (p.id == id) return &p;
+    return nullptr;
+}
+
+const nvml::GiProfile* by_name(const std::vector<nvml::GiProfile>& profiles, const std::string& n) {
+    for (const auto& p : profiles)
+        if (p.name == n) return &p;
+    return nullptr;
+}
+
+std::vector<MigSlot> slots_of(const GpuGeometry& g) {
+    std::vector<MigSlot> out;
+    for (const auto& i : g.instances) out.push_back({i.profile, i.start});
+    return out;
+}
+
+std::string where(unsigned gpu) { return "GPU " + std::to_string(gpu); }
+
+// Destroys every compute and GPU instance; the first failure stops it.
+Status tear_down(const nvml::MigControl& control, const nvml::DeviceRef& dev,
+                 const std::vector<nvml::GiProfile>& profiles) {
+    auto gis = control.gpu_instances(dev, profiles);
+    if (!gis) return gis.error();
+    for (const auto& gi : *gis) {
+        for (const auto& ci : gi.compute_instances)
+            if (auto st = control.destroy_compute_instance(dev, ci.handle); !st) return st;
+        if (auto st = control.destroy_gpu_instance(dev, gi.handle); !st) return st;
+    }
+    return ok_status();
+}
+
+// Creates the slots' GPU instances; each gets the compute instances `split` lists for it (CI
+// profile ids), or one spanning it.
+Status build(const nvml::MigControl& control, const nvml::DeviceRef& dev,
+             const std::vector<nvml::GiProfile>& profiles, const std::vector<MigSlot>& slots,
+             const std::vector<std::vector<unsigned>>& split = {}) {
+    for (std::size_t k = 0; k < slots.size(); ++k) {
+        const MigSlot& s = slots[k];
+        const nvml::GiProfile* p = by_name(profiles, s.profile);
+        if (!p) return Error{"'" + s.profile + "' is not a profile of this GPU"};
+        auto gi = control.create_gpu_instance(dev, *p, s.start);
+        if (!gi) return gi.error();
+        if (k >= split.size() || split[k].empty()) {
+            if (auto st = control.create_full_compute_instance(dev, *gi); !st) return st;
+            continue;
+        }
+        for (unsigned ci_profile : split[k])
+            if (auto st = control.create_compute_instance(dev, *gi, ci_profile); !st) return st;
+    }
+    return ok_status();
+}
+
+std::string describe(const std::vector<MigSlot>& slots) {
+    std::string out;
+    for (const auto& s : slots) out += (out.empty() ? "" : " ") + s.profile + "@" + std::to_string(s.start);
+    return out.empty() ? "no instance" : out;
+}
+
+}  // namespace
+
+std::vector<std::string> GpuGeometry::profile_names() const {
+    std::vector<std::string> out;
+    for (const auto& i : instances) out.push_back(i.profile);
+    return out;
+}
+
+Result<GpuGeometry> read_gpu_geometry(const nvml::NvmlSession& session,
+                                      const nvml::MigControl& control, unsigned gpu) {
+    auto dev = session.device(gpu);
+    if (!dev) return dev.error();
+    GpuGeometry g;
+    g.gpu = gpu;
+    auto name = session.name(*dev);
+    if (!name) return name.error();
+    g.name = *name;
+    auto uuid = session.uuid(*dev);
+    if (!uuid) return uuid.error();
+    g.uuid = *uuid;
+    auto mode = session.mig_mode(*dev);
+    if (!mode) return mode.error();
+    g.mig_capable = mode->has_value();
+    g.mig_on = g.mig_capable && (*mode)->current == nvml::kMigEnable;
+    if (!g.mig_on) return g;
+    auto profiles = control.profiles(*dev);
+    if (!profiles) return profiles.error();
+    g.profiles = std::move(*profiles);
+    auto gis = control.gpu_instances(*dev, g.profiles);
+    if (!gis) return gis.error();
+    for (const auto& gi : *gis) {
+        const nvml::GiProfile* p = by_id(g.profiles, gi.profile_id);
+        MigInstanceNow inst{gi.id, p ? p->name : "profile " + std::to_string(gi.profile_id),
+                            gi.placement.start, static_cast<unsigned>(gi.compute_instances.size()), {}, {}};
+        for (const auto& ci : gi.compute_instances) {
+            inst.ci_profiles.push_back(ci.profile_id);
+            inst.ci_slices.push_back(ci.slices);
+        }
+        g.instances.push_back(std::move(inst));
+    }
+    return g;
+}
+
+Status put_back(const nvml::NvmlSession& session, const nvml::MigControl& control,
+                const GpuGeometry& before) {
+    auto dev = session.device(before.gpu);
+    if (!dev) return dev.error();
+    std::vector<std::vector<unsigned>> split;
+    for (const auto& i : before.instances) split.push_back(i.ci_profiles);
+    if (auto st = tear_down(control, *dev, before.profiles); !st) return st;
+    return build(control, *dev, before.profiles, slots_of(before), split);
+}
+
+Result<ReshapeOutcome> reshape_gpu(const nvml::NvmlSession& session, const nvml::MigControl& control,
+                                   unsigned gpu, const std::vector<std::string>& target) {
+    auto now = read_gpu_geometry(session, control, gpu);
+    if (!now) return now.error();
+    if (!now->mig_capable) return Error{where(gpu) + " (" + now->name + ") is not MIG-capable"};
+    if (!now->mig_on)
+        return Error{where(gpu) + ": MIG mode is off; turning it on resets the GPU (as root: "
+                     "nvidia-smi -i " + std::to_string(gpu) + " -mig 1, then reshape)"};
+    auto plan = plan_mig_geometry(now->profiles, target);
+    if (!plan) return Error{where(gpu) + ": " + plan.error().message};
+    ReshapeOutcome out;
+    out.before = slots_of(*now);
+    // Same instances at the same places, each with one compute instance: nothing to do.
+    auto sorted = [](std::vector<MigSlot> v) {
+        std::sort(v.begin(), v.end(), [](const MigSlot& a, const MigSlot& b) { return a.start < b.start; });
+        return v;
+    };
+    bool whole = std::all_of(now->instances.begin(), now->instances.end(), [&](const MigInstanceNow& i) {
+        const nvml::GiProfile* p = by_name(now->profiles, i.profile);
+        return p && i.ci_slices == std::vector<unsigned>{p->slices};
+    });
+    if (whole && sorted(out.before) == sorted(*plan)) {
+        out.after = out.before;
+        return out;
+    }
+    auto dev = session.device(gpu);
+    if (!dev) return dev.error();
+    auto procs = control.processes(*dev);
+    if (!procs) return procs.error();
+    if (!procs->empty()) {
+        std::string list;
+        for (const auto& p : *procs)
+            list += (list.empty() ? "" : ", ") + std::string("pid ") + std::to_string(p.pid) +
+                    " in GPU instance " + std::to_string(p.gpuInstanceId);
+        return Error{where(gpu) + ": " + std::to_string(procs->size()) + " process" +
+                     (procs->size() == 1 ? " runs" : "es run") + " on it (" + list +
+                     "): not reshaped (NVML_ERROR_IN_USE)"};
+    }
+    Status step = tear_down(control, *dev, now->profiles);
+    if (step) step = build(control, *dev, now->profiles, *plan);
+    if (step) {
+        auto after = read_gpu_geometry(session, control, gpu);
+        if (!after) return after.error();
+        out.after = slots_of(*after);
+        if (sorted(out.after) == sorted(*plan)) {
+            out.changed = true;
+            return out;
+        }
+        step = Error{"the driver made " + describe(out.after) + ", not " + describe(*plan)};
+    }
+    // Put back what was there: the node's last good geometry.
+    Status back = put_back(session, control, *now);
+    return Error{where(gpu) + ": reshape to " + format_mig_geometry(target, now->profiles) +
+                 " failed: " + step.error().message +
+                 (back ? "; the previous geometry (" + describe(out.before) + ") is back"
+                       : "; restoring the previous geometry (" + describe(out.before) +
+                             ") failed too: " + back.error().message)};
+}
+
+}  // namespace xpart
