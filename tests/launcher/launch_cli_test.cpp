@@ -403,7 +403,8 @@ TEST_F(LaunchCliTest, MpsKilledRankLeavesNothingBehind) {
         env["CUDA_VISIBLE_DEVICES"] = all_uuids(3, 1);
         procs.push_back(start_xpart(
             launch({"--mps", "--mps-control", fake_, "--run-dir", run_dir_, "--", "sh", "-c",
-                    "touch " + started(l) + "; exec sleep " + (l == 0 ? "30" : "1")}),
+                    "echo $$ >" + started(l) + ".pid; touch " + started(l) + "; exec sleep " +
+                        (l == 0 ? "30" : "1")}),
             env, dir_, "kill" + std::to_string(l)));
     }
     ASSERT_TRUE(wait_started(3));
@@ -417,6 +418,10 @@ TEST_F(LaunchCliTest, MpsKilledRankLeavesNothingBehind) {
     EXPECT_EQ(daemons_under(dir_), 0);
     for (const auto& r : recorded) EXPECT_FALSE(still_running(r.process)) << r.instance;
     EXPECT_FALSE(fs::exists(step_dir()));
+    // Rank 0's program outlived its killed launcher (in Slurm its cgroup ends it): end it here,
+    // or it stays behind the test for 30 s.
+    const pid_t orphan = static_cast<pid_t>(std::stol(slurp(started(0) + ".pid")));
+    if (orphan > 1) kill(orphan, SIGKILL);
 }
 
 TEST_F(LaunchCliTest, MpsDaemonDeathFailsTheRankClearly) {
