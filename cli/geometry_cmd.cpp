@@ -35,6 +35,7 @@ struct GeometryArgs {
     std::string gres;
     std::string job;
     std::string target;
+    std::string slurm_node;
     std::string conf = kDefaultConf;
     std::string nvml_library;
     bool json = false;
@@ -60,20 +61,31 @@ Result<Nvml> open_nvml(const std::string& configured) {
     return n;
 }
 
-// The GPUs job `id` asks for, from `scontrol show job -o` (the job id checked: digits, an
-// array task's "_N", nothing a shell would read).
-Result<GpuRequest> request_of_job(const std::string& id) {
-    const bool plain = !id.empty() && id.find_first_not_of("0123456789_") == std::string::npos;
-    if (!plain) return Error{"--job '" + id + "': expected a job id (digits, or <job>_<task>)"};
-    FILE* p = ::popen(("scontrol show job -o " + id + " 2>&1").c_str(), "r");
-    if (!p) return Error{"--job " + id + ": cannot run scontrol"};
+// `scontrol show <what> -o <id>`'s one line; `id` is checked first (letters, digits and
+// "-_.", nothing a shell would read: it is a job id or a NodeName).
+Result<std::string> scontrol_show(const std::string& what, const std::string& option, const std::string& id) {
+    const bool plain = !id.empty() && id[0] != '-' &&
+                       id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") ==
+                           std::string::npos;
+    if (!plain) return Error{option + " '" + id + "': expected a " + what + " name or id"};
+    FILE* p = ::popen(("scontrol show " + what + " -o " + id + " 2>&1").c_str(), "r");
+    if (!p) return Error{option + " " + id + ": cannot run scontrol"};
     std::string out;
     char buf[4096];
     std::size_t n;
     while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
     const int rc = ::pclose(p);
-    if (rc != 0) return Error{"--job " + id + ": scontrol: " + trim(out)};
-    return job_gpu_request(out);
+    if (rc != 0) return Error{option + " " + id + ": scontrol: " + trim(out)};
+    return out;
+}
+
+// The GPUs job `id` asks for, from `scontrol show job -o`.
+Result<GpuRequest> request_of_job(const std::string& id) {
+    if (id.find_first_not_of("0123456789_") != std::string::npos)
+        return Error{"--job '" + id + "': expected a job id (digits, or <job>_<task>)"};
+    auto line = scontrol_show("job", "--job", id);
+    if (!line) return line.error();
+    return job_gpu_request(*line);
 }
 
 struct Candidate {
@@ -210,18 +222,42 @@ std::vector<std::string> types_of(const Gpu& gpu) {
     return types;
 }
 
+// The geometry each MIG GPU of `gpus` takes for `node`'s configured Gres (the reshape flow:
+// the sibling NodeName being resumed).
+Result<std::vector<std::string>> slurm_node_target(const std::string& node, const Nvml& n,
+                                                    const std::vector<unsigned>& gpus) {
+    auto line = scontrol_show("node", "--slurm-node", node);
+    if (!line) return line.error();
+    unsigned mig = 0;
+    for (unsigned i : gpus) {
+        auto g = read_gpu_geometry(*n.session, *n.control, i);
+        if (!g) return g.error();
+        mig += g->mig_capable ? 1 : 0;
+    }
+    return node_gpu_geometry(*line, mig);
+}
+
 int run_reshape(const GeometryArgs& args, const GlobalOptions& global) {
     if (::geteuid() != 0)
         return fail("reshape", "must run as root: it changes the GPU under every job of the node");
+    if (args.target.empty() == args.slurm_node.empty())
+        return fail("reshape", "give a geometry or --slurm-node <NodeName>, one of them");
     auto conf = load_xpart_conf(args.conf);
     if (!conf) return fail("reshape", conf.error().message);
-    auto target = resolve_target(args.target, *conf);
-    if (!target) return fail("reshape", target.error().message);
+    Result<std::vector<std::string>> target = std::vector<std::string>();
+    if (!args.target.empty()) {
+        target = resolve_target(args.target, *conf);
+        if (!target) return fail("reshape", target.error().message);
+    }
     const std::string lib = args.nvml_library.empty() ? conf->nvml_library : args.nvml_library;
     auto n = open_nvml(lib);
     if (!n) return fail("reshape", n.error().message);
     auto gpus = gpus_of(*n, args.gpu);
     if (!gpus) return fail("reshape", gpus.error().message);
+    if (!args.slurm_node.empty()) {
+        target = slurm_node_target(args.slurm_node, *n, *gpus);
+        if (!target) return fail("reshape", target.error().message);
+    }
     int status = 0;
     for (unsigned i : *gpus) {
         auto before = read_gpu_geometry(*n->session, *n->control, i);
@@ -285,8 +321,11 @@ void add_geometry_command(CLI::App& app, const GlobalOptions& global, Runner& ru
 void add_reshape_command(CLI::App& app, const GlobalOptions& global, Runner& run) {
     auto args = std::make_shared<GeometryArgs>();
     auto* cmd = app.add_subcommand("reshape", "Reshape MIG GPUs to a geometry (root; refused while anything runs)");
-    cmd->add_option("geometry", args->target, "a Geometry= name of xpart.conf, or e.g. 3g.40gb+2x1g.10gb")
-        ->required();
+    auto* geometry = cmd->add_option("geometry", args->target, "a Geometry= name of xpart.conf, or e.g. 3g.40gb+2x1g.10gb");
+    cmd->add_option("--slurm-node", args->slurm_node,
+                    "the geometry that gives this NodeName its configured Gres (scontrol show node), "
+                    "shared equally among the MIG GPUs")
+        ->excludes(geometry);
     add_common(cmd, *args);
     cmd->callback([args, &global, &run] { run = [args, &global] { return run_reshape(*args, global); }; });
 }

@@ -97,4 +97,30 @@ Result<GpuRequest> job_gpu_request(const std::string& line) {
     return Error{what + " asks for no GPU (no gpu in TresPerNode, TresPerTask or TresPerJob)"};
 }
 
+Result<std::vector<std::string>> node_gpu_geometry(const std::string& line, unsigned gpus) {
+    const std::string name = field(line, "NodeName");
+    const std::string what = "node " + (name.empty() ? std::string("?") : name);
+    // "gpu:3g.40gb:2(S:0-1),gpu:1g.10gb:4(IDX:...)": the socket and index notes go.
+    std::string gres;
+    int depth = 0;
+    for (char c : field(line, "Gres")) {
+        if (c == '(') ++depth;
+        else if (c == ')') depth = depth > 0 ? depth - 1 : 0;
+        else if (depth == 0) gres += c;
+    }
+    auto terms = gpu_terms(gres);
+    if (!terms) return Error{what + ": Gres=" + gres + ": " + terms.error().message};
+    if (terms->empty()) return Error{what + " has no gpu in its Gres (" + (gres.empty() ? "none" : gres) + ")"};
+    if (gpus == 0) return Error{what + ": this host has no MIG GPU to take Gres=" + gres};
+    std::vector<std::string> per_gpu;
+    for (const auto& [type, count] : *terms) {
+        if (type.empty()) return Error{what + ": Gres=" + gres + ": an untyped gpu count names no geometry"};
+        if (count % gpus != 0)
+            return Error{what + ": Gres=" + gres + ": " + std::to_string(count) + " x " + type +
+                         " does not divide among " + std::to_string(gpus) + " GPUs"};
+        per_gpu.insert(per_gpu.end(), count / gpus, type);
+    }
+    return per_gpu;
+}
+
 }  // namespace xpart

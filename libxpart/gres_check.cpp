@@ -110,7 +110,11 @@ std::vector<std::string> check_configured(const std::vector<ConfiguredGpu>& conf
                 break;
             }
             if (c.type.empty()) continue;
-            const bool type_matches = std::any_of(owners.begin(), owners.end(), [&](auto* r) {
+            // A shared file (nvidiactl, a MIG GPU's nvidiaN) matches the type of any partition
+            // using it: a reshape flow sibling's gres.conf names, for slurmctld, partitions
+            // that do not exist yet by the files they will share.
+            const auto& named = owners.empty() ? users : owners;
+            const bool type_matches = std::any_of(named.begin(), named.end(), [&](auto* r) {
                 return to_lower(r->type) == to_lower(c.type);
             });
             if (!type_matches) {

@@ -42,6 +42,17 @@ INSTANTIATE_TEST_SUITE_P(
                    "/dev/nvidia0 used by 3g.40gb (MIG-aaaaaaaa-0000-0000-0000-000000000001), "
                    "1g.10gb (MIG-aaaaaaaa-0000-0000-0000-000000000009), 1g.10gb "
                    "(MIG-aaaaaaaa-0000-0000-0000-000000000010)"}},
+        // A reshape flow sibling's records: files its GPU's partitions share, and a type.
+        CheckCase{"shared_files_and_a_type_there",
+                  {{"gres.conf Name=gpu record #1", "1g.10gb", {"/dev/nvidia0", "/dev/nvidiactl"}, 1}},
+                  {}},
+        CheckCase{"shared_file_and_a_type_not_there",
+                  {{"gres.conf Name=gpu record #1", "7g.80gb", {"/dev/nvidiactl"}, 1}},
+                  {"gres.conf Name=gpu record #1: Type=7g.80gb File=/dev/nvidiactl: hardware has "
+                   "/dev/nvidiactl shared by 3g.40gb (MIG-aaaaaaaa-0000-0000-0000-000000000001), "
+                   "1g.10gb (MIG-aaaaaaaa-0000-0000-0000-000000000009), 1g.10gb "
+                   "(MIG-aaaaaaaa-0000-0000-0000-000000000010), a100-sxm4-80gb "
+                   "(GPU-11111111-1111-1111-1111-111111111111)"}},
         CheckCase{"file_nobody_uses",
                   {{"gres.conf Name=gpu record #3", "", {"/dev/nvidia7"}, 1}},
                   {std::string("gres.conf Name=gpu record #3: File=/dev/nvidia7: hardware has no GPU "

@@ -37,6 +37,7 @@ cluster_init() {
   XP_TAG=$(basename "$XP_DIR" | tr -dc 'a-zA-Z0-9' | tr 'A-Z' 'a-z' | tail -c 7)
   XP_CLUSTER="xp${XP_TAG}"
   XP_NODES=()
+  XP_CLOUD_NODES=()
   XP_PIDS=()
   XP_USERS=()
   XP_NODE_LINES=""
@@ -58,15 +59,28 @@ ConstrainRAMSpace=no"
 
 # cluster_node SHORTNAME GRES [VAR=VALUE...]: a NodeName unique to this cluster (n1 ->
 # xp<tag>n1); the VAR=VALUE pairs go into that slurmd's environment (XPART_ROOT, ...).
+# XP_NODE_FEATURES, when set, gives the node (and a cluster_cloud_node) Features=.
 cluster_node() {
   local short=$1 name="${XP_CLUSTER}$1" gres=$2 port
   shift 2
   eval "XP_ENV_$name=(\"\$@\")"
   port=$(free_port)
   XP_NODES+=("$name")
-  XP_NODE_LINES+="NodeName=$name NodeHostname=$XP_HOST NodeAddr=127.0.0.1 Port=$port $XP_LAYOUT RealMemory=1000 ${gres:+Gres=$gres}
+  XP_NODE_LINES+="NodeName=$name NodeHostname=$XP_HOST NodeAddr=127.0.0.1 Port=$port $XP_LAYOUT RealMemory=1000 ${gres:+Gres=$gres} ${XP_NODE_FEATURES:+Features=$XP_NODE_FEATURES}
 "
   eval "XP_NODE_$short=$name"
+}
+
+# cluster_cloud_node SHORTNAME GRES: a NodeName of the same host that starts powered down
+# (State=CLOUD, no slurmd): a reshape flow sibling, brought up by a RebootProgram that starts
+# `slurmd -N` as it (cluster_stop stops every slurmd of this cluster, by its -N name).
+cluster_cloud_node() {
+  local name="${XP_CLUSTER}$1" port
+  port=$(free_port)
+  XP_CLOUD_NODES+=("$name")
+  XP_NODE_LINES+="NodeName=$name NodeHostname=$XP_HOST NodeAddr=127.0.0.1 Port=$port $XP_LAYOUT RealMemory=1000 Gres=$2 State=CLOUD ${XP_NODE_FEATURES:+Features=$XP_NODE_FEATURES}
+"
+  eval "XP_NODE_$1=$name"
 }
 
 # cluster_start PLUGINDIR: writes the configuration and waits until every node is idle.
@@ -203,6 +217,12 @@ cluster_stop() {
     wait "$pid" 2>/dev/null || true
   done
   XP_PIDS=()
+  # slurmds that a RebootProgram started (cluster_cloud_node), not children of this shell.
+  if ((${#XP_CLOUD_NODES[@]})); then
+    pkill -TERM -f "^slurmd .*-N ${XP_CLUSTER}" 2>/dev/null || true
+    for _ in $(seq 50); do pgrep -f "^slurmd .*-N ${XP_CLUSTER}" >/dev/null || break; sleep 0.1; done
+    pkill -KILL -f "^slurmd .*-N ${XP_CLUSTER}" 2>/dev/null || true
+  fi
   for u in "${XP_USERS[@]}"; do
     pkill -KILL -u "$u" 2>/dev/null || true
     for _ in $(seq 50); do pgrep -u "$u" >/dev/null || break; sleep 0.1; done
@@ -213,11 +233,11 @@ cluster_stop() {
   # On v2 each slurmd asked systemd for a scope of its own for its slurmstepds (Debian builds
   # Slurm with multiple-slurmd support): stop it, with whatever a killed step left there.
   if [ "${XP_CGROUP_PLUGIN:-}" = cgroup/v2 ]; then
-    for n in "${XP_NODES[@]}"; do systemctl stop "${n}_slurmstepd.scope" 2>/dev/null || true; done
+    for n in "${XP_NODES[@]}" "${XP_CLOUD_NODES[@]}"; do systemctl stop "${n}_slurmstepd.scope" 2>/dev/null || true; done
   fi
   # Slurm 24.11's slurmstepd can still be leaving its cgroups when the daemons are gone: retry
   # for up to 5 s, then say what is left (a cleanup trap must not fail the test by itself).
-  for n in "${XP_NODES[@]}"; do
+  for n in "${XP_NODES[@]}" "${XP_CLOUD_NODES[@]}"; do
     for d in /sys/fs/cgroup/*/slurm_"$n"; do
       for _ in $(seq 50); do
         [ -d "$d" ] || break
