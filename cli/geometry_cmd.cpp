@@ -75,7 +75,12 @@ Result<std::string> scontrol_show(const std::string& what, const std::string& op
     std::size_t n;
     while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
     const int rc = ::pclose(p);
-    if (rc != 0) return Error{option + " " + id + ": scontrol: " + trim(out)};
+    if (rc != 0) {
+        // One line: scontrol's last says why ("Node x not found", "fatal: ...").
+        std::string why = trim(out);
+        if (const auto nl = why.rfind('\n'); nl != std::string::npos) why = trim(why.substr(nl + 1));
+        return Error{option + " " + id + ": scontrol: " + why};
+    }
     return out;
 }
 
@@ -222,19 +227,17 @@ std::vector<std::string> types_of(const Gpu& gpu) {
     return types;
 }
 
-// The geometry each MIG GPU of `gpus` takes for `node`'s configured Gres (the reshape flow:
-// the sibling NodeName being resumed).
-Result<std::vector<std::string>> slurm_node_target(const std::string& node, const Nvml& n,
+// The geometry each MIG GPU of `gpus` takes for a node's configured Gres (`scontrol show node`
+// line; the reshape flow: the sibling NodeName being resumed).
+Result<std::vector<std::string>> slurm_node_target(const std::string& node_line, const Nvml& n,
                                                     const std::vector<unsigned>& gpus) {
-    auto line = scontrol_show("node", "--slurm-node", node);
-    if (!line) return line.error();
     unsigned mig = 0;
     for (unsigned i : gpus) {
         auto g = read_gpu_geometry(*n.session, *n.control, i);
         if (!g) return g.error();
         mig += g->mig_capable ? 1 : 0;
     }
-    return node_gpu_geometry(*line, mig);
+    return node_gpu_geometry(node_line, mig);
 }
 
 int run_reshape(const GeometryArgs& args, const GlobalOptions& global) {
@@ -244,18 +247,20 @@ int run_reshape(const GeometryArgs& args, const GlobalOptions& global) {
         return fail("reshape", "give a geometry or --slurm-node <NodeName>, one of them");
     auto conf = load_xpart_conf(args.conf);
     if (!conf) return fail("reshape", conf.error().message);
+    // The target, as far as it is known before NVML: a geometry, or the node's Slurm record.
     Result<std::vector<std::string>> target = std::vector<std::string>();
-    if (!args.target.empty()) {
-        target = resolve_target(args.target, *conf);
-        if (!target) return fail("reshape", target.error().message);
-    }
+    Result<std::string> node_line = std::string();
+    if (!args.target.empty()) target = resolve_target(args.target, *conf);
+    else node_line = scontrol_show("node", "--slurm-node", args.slurm_node);
+    if (!target) return fail("reshape", target.error().message);
+    if (!node_line) return fail("reshape", node_line.error().message);
     const std::string lib = args.nvml_library.empty() ? conf->nvml_library : args.nvml_library;
     auto n = open_nvml(lib);
     if (!n) return fail("reshape", n.error().message);
     auto gpus = gpus_of(*n, args.gpu);
     if (!gpus) return fail("reshape", gpus.error().message);
     if (!args.slurm_node.empty()) {
-        target = slurm_node_target(args.slurm_node, *n, *gpus);
+        target = slurm_node_target(*node_line, *n, *gpus);
         if (!target) return fail("reshape", target.error().message);
     }
     int status = 0;

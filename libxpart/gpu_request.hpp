@@ -23,8 +23,8 @@ Result<GpuRequest> job_gpu_request(const std::string& scontrol_line);
 // The geometry each of `gpus` MIG GPUs takes for a node of `scontrol show node -o` to come up
 // with its configured Gres (the reshape flow's siblings: one NodeName per host and geometry).
 // Every GPU takes the same share: "Gres=gpu:3g.40gb:2,gpu:1g.10gb:4" on 2 GPUs ->
-// {1g.10gb, 1g.10gb, 3g.40gb} (by name; the planner orders by size). Error names the node and the term: an untyped count, or a count
-// that does not divide by the GPUs.
+// {1g.10gb, 1g.10gb, 3g.40gb} (by name; the planner orders by size). Error names the node and
+// the term: an untyped count, or a count that does not divide by the GPUs.
 Result<std::vector<std::string>> node_gpu_geometry(const std::string& scontrol_node_line, unsigned gpus);
 
 }  // namespace xpart

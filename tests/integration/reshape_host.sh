@@ -5,7 +5,8 @@
 # reshape_host_start PRODUCT SMALL BIG: the host laid out as 7 x SMALL, up as $XP_NODE_small
 # (Gres=gpu:SMALL:7); $XP_NODE_big (Gres=gpu:BIG:2) powered down; returns once Slurm is up.
 # Needs B (build tree: xpart, xpart-sim, the gres plugin) and S (source tree: etc/reshape).
-# Sets root (the host's simulated tree) and nvml (its fake NVML).
+# Sets root (the host's simulated tree) and nvml (its fake NVML). job_field and wait_state
+# below read and wait for the jobs.
 reshape_host_start() {
   local product=$1 small=$2 big=$3
   root=$XP_DIR/host
@@ -47,4 +48,19 @@ ResumeTimeout=120
 SuspendTimeout=5
 PrivateData=cloud"
   XP_WANT_STATES="idle idle~" cluster_start "$B/gres_plugin/.libs:$(stock_plugindir)"
+}
+
+# job_field JOB KEY: one field of `scontrol show job -o`.
+job_field() { scontrol show job -o "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+# wait_state JOB STATE SECONDS
+wait_state() {
+  local deadline=$((SECONDS + $3)) st
+  while ((SECONDS < deadline)); do
+    st=$(job_field "$1" JobState)
+    [ "$st" = "$2" ] && return 0
+    case $st in FAILED|CANCELLED|TIMEOUT|NODE_FAIL|BOOT_FAIL|OUT_OF_MEMORY) break ;; esac
+    sleep 0.5
+  done
+  cluster_dump; cat "$XP_DIR"/log/reshape.log "$XP_DIR"/log/resume.log >&2 2>/dev/null || true
+  fail "job $1: $st, want $2"
 }

@@ -61,26 +61,26 @@ ConstrainRAMSpace=no"
 # xp<tag>n1); the VAR=VALUE pairs go into that slurmd's environment (XPART_ROOT, ...).
 # XP_NODE_FEATURES, when set, gives the node (and a cluster_cloud_node) Features=.
 cluster_node() {
-  local short=$1 name="${XP_CLUSTER}$1" gres=$2 port
+  local short=$1 name="${XP_CLUSTER}$1" gres=$2
   shift 2
   eval "XP_ENV_$name=(\"\$@\")"
-  port=$(free_port)
   XP_NODES+=("$name")
-  XP_NODE_LINES+="NodeName=$name NodeHostname=$XP_HOST NodeAddr=127.0.0.1 Port=$port $XP_LAYOUT RealMemory=1000 ${gres:+Gres=$gres} ${XP_NODE_FEATURES:+Features=$XP_NODE_FEATURES}
+  node_line "$short" "${gres:+Gres=$gres}"
+}
+
+# node_line SHORTNAME WORDS: the slurm.conf line of XP_CLUSTER<SHORTNAME> on a port of its own.
+node_line() {
+  XP_NODE_LINES+="NodeName=${XP_CLUSTER}$1 NodeHostname=$XP_HOST NodeAddr=127.0.0.1 Port=$(free_port) $XP_LAYOUT RealMemory=1000 $2 ${XP_NODE_FEATURES:+Features=$XP_NODE_FEATURES}
 "
-  eval "XP_NODE_$short=$name"
+  eval "XP_NODE_$1=${XP_CLUSTER}$1"
 }
 
 # cluster_cloud_node SHORTNAME GRES: a NodeName of the same host that starts powered down
 # (State=CLOUD, no slurmd): a reshape flow sibling, brought up by a RebootProgram that starts
 # `slurmd -N` as it (cluster_stop stops every slurmd of this cluster, by its -N name).
 cluster_cloud_node() {
-  local name="${XP_CLUSTER}$1" port
-  port=$(free_port)
-  XP_CLOUD_NODES+=("$name")
-  XP_NODE_LINES+="NodeName=$name NodeHostname=$XP_HOST NodeAddr=127.0.0.1 Port=$port $XP_LAYOUT RealMemory=1000 Gres=$2 State=CLOUD ${XP_NODE_FEATURES:+Features=$XP_NODE_FEATURES}
-"
-  eval "XP_NODE_$1=$name"
+  XP_CLOUD_NODES+=("${XP_CLUSTER}$1")
+  node_line "$1" "Gres=$2 State=CLOUD"
 }
 
 # cluster_start PLUGINDIR: writes the configuration and waits until every node is idle.
