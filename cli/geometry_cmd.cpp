@@ -15,12 +15,14 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/amd_reshape_cmd.hpp"
 #include "cli/command.hpp"
 #include "cli/discovery_args.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/gpu_request.hpp"
 #include "libxpart/mig_reshape.hpp"
 #include "libxpart/nvidia_cap_nodes.hpp"
+#include "libxpart/nvidia_presence.hpp"
 #include "libxpart/text.hpp"
 #include "libxpart/xpart_conf.hpp"
 
@@ -39,6 +41,7 @@ struct GeometryArgs {
     std::string conf = kDefaultConf;
     std::string nvml_library;
     bool json = false;
+    bool allow_reboot_class = false;
 };
 
 struct Nvml {
@@ -128,7 +131,7 @@ std::string slot_list(const GpuGeometry& g) {
     return out;
 }
 
-int run_geometry(const GeometryArgs& args) {
+int run_geometry(const GeometryArgs& args, const GlobalOptions& global) {
     auto conf = load_xpart_conf(args.conf);
     if (!conf) return fail("geometry", conf.error().message);
     GpuRequest wanted;
@@ -137,11 +140,19 @@ int run_geometry(const GeometryArgs& args) {
         if (!w) return fail("geometry", (args.job.empty() ? "--gres: " : "") + w.error().message);
         wanted = *w;
     }
+    nlohmann::json doc = nlohmann::json::array();
+    // AMD GPUs first (their modes come from sysfs); NVML only where NVIDIA GPUs are, or nothing else.
+    auto amd = amd_geometry(global, args.gpu, wanted, conf->amd_type_naming, args.json, doc);
+    if (!amd) return fail("geometry", amd.error().message);
+    const RootFs root = global.root.empty() ? RootFs::from_env() : RootFs(global.root);
+    if (*amd > 0 && !has_nvidia_gpus(root)) {
+        if (args.json) std::cout << doc.dump(1) << "\n";
+        return 0;
+    }
     auto n = open_nvml(args.nvml_library.empty() ? conf->nvml_library : args.nvml_library);
     if (!n) return fail("geometry", n.error().message);
     auto gpus = gpus_of(*n, args.gpu);
     if (!gpus) return fail("geometry", gpus.error().message);
-    nlohmann::json doc = nlohmann::json::array();
     for (unsigned i : *gpus) {
         auto g = read_gpu_geometry(*n->session, *n->control, i);
         if (!g) return fail("geometry", g.error().message);
@@ -198,11 +209,16 @@ int run_geometry(const GeometryArgs& args) {
     return 0;
 }
 
-// The target as profile names: a Geometry= name of xpart.conf, else written out.
-Result<std::vector<std::string>> resolve_target(const std::string& target, const XpartConf& conf) {
+// A Geometry= name of xpart.conf as what it stands for; anything else as written.
+std::string named_target(const std::string& target, const XpartConf& conf) {
     for (const auto& g : conf.geometries)
-        if (g.name == target) return parse_mig_geometry(g.profiles);
-    auto names = parse_mig_geometry(target);
+        if (g.name == target) return g.profiles;
+    return target;
+}
+
+// The target as MIG profile names: a Geometry= name of xpart.conf, else written out.
+Result<std::vector<std::string>> resolve_target(const std::string& target, const XpartConf& conf) {
+    auto names = parse_mig_geometry(named_target(target, conf));
     if (!names)
         return Error{"'" + target + "' is neither a Geometry= name of " + conf.file + " nor a geometry (" +
                      names.error().message + ")"};
@@ -252,8 +268,13 @@ int run_reshape(const GeometryArgs& args, const GlobalOptions& global) {
     Result<std::string> node_line = std::string();
     if (!args.target.empty()) target = resolve_target(args.target, *conf);
     else node_line = scontrol_show("node", "--slurm-node", args.slurm_node);
-    if (!target) return fail("reshape", target.error().message);
     if (!node_line) return fail("reshape", node_line.error().message);
+    // An AMD compute partition mode ("cpx", a Geometry= naming one, or the node's GRES types).
+    auto amd = args.target.empty() ? amd_slurm_node_target(global, args.slurm_node, *node_line)
+                                   : parse_amd_target(named_target(args.target, *conf));
+    if (!amd) return fail("reshape", amd.error().message);
+    if (*amd) return run_amd_reshape(global, args.gpu, **amd, args.allow_reboot_class);
+    if (!target) return fail("reshape", target.error().message);
     const std::string lib = args.nvml_library.empty() ? conf->nvml_library : args.nvml_library;
     auto n = open_nvml(lib);
     if (!n) return fail("reshape", n.error().message);
@@ -313,24 +334,28 @@ void add_common(CLI::App* cmd, GeometryArgs& args) {
 
 void add_geometry_command(CLI::App& app, const GlobalOptions& global, Runner& run) {
     auto args = std::make_shared<GeometryArgs>();
-    auto* cmd = app.add_subcommand("geometry", "Each GPU's MIG geometry and the ones it could take");
+    auto* cmd = app.add_subcommand("geometry", "Each GPU's MIG geometry or AMD compute partition mode, and the ones it could take");
     add_common(cmd, *args);
     auto* gres = cmd->add_option("--gres", args->gres, "only geometries serving this request (gpu:3g.40gb:1,...)");
     cmd->add_option("--job", args->job, "only geometries serving this job's GPU request (scontrol show job)")
         ->excludes(gres);
     cmd->add_flag("--json", args->json, "as JSON");
-    cmd->callback([args, &run] { run = [args] { return run_geometry(*args); }; });
-    (void)global;
+    cmd->callback([args, &global, &run] { run = [args, &global] { return run_geometry(*args, global); }; });
 }
 
 void add_reshape_command(CLI::App& app, const GlobalOptions& global, Runner& run) {
     auto args = std::make_shared<GeometryArgs>();
-    auto* cmd = app.add_subcommand("reshape", "Reshape MIG GPUs to a geometry (root; refused while anything runs)");
-    auto* geometry = cmd->add_option("geometry", args->target, "a Geometry= name of xpart.conf, or e.g. 3g.40gb+2x1g.10gb");
+    auto* cmd = app.add_subcommand("reshape", "Reshape MIG GPUs to a geometry, or AMD GPUs to a compute partition "
+                                              "mode (root; refused while anything runs)");
+    auto* geometry = cmd->add_option("geometry", args->target,
+                                     "a Geometry= name of xpart.conf, e.g. 3g.40gb+2x1g.10gb, or an AMD mode (cpx, cpx.nps4)");
     cmd->add_option("--slurm-node", args->slurm_node,
                     "the geometry that gives this NodeName its configured Gres (scontrol show node), "
                     "shared equally among the MIG GPUs")
         ->excludes(geometry);
+    cmd->add_flag("--allow-reboot-class", args->allow_reboot_class,
+                  "AMD: write a memory partition (NPS) change the mode needs; amdgpu applies it when it loads again "
+                  "(exit status 3: reboot, then reshape again)");
     add_common(cmd, *args);
     cmd->callback([args, &global, &run] { run = [args, &global] { return run_reshape(*args, global); }; });
 }

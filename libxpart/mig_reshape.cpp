@@ -160,14 +160,19 @@ Result<ReshapeOutcome> reshape_gpu(const nvml::NvmlSession& session, const nvml:
     Status step = tear_down(control, *dev, now->profiles);
     if (step) step = build(control, *dev, now->profiles, *plan);
     if (step) {
+        // What the driver made; not knowing it is a failure like any other (the old geometry
+        // goes back).
         auto after = read_gpu_geometry(session, control, gpu);
-        if (!after) return after.error();
-        out.after = slots_of(*after);
-        if (sorted(out.after) == sorted(*plan)) {
-            out.changed = true;
-            return out;
+        if (!after) {
+            step = after.error();
+        } else {
+            out.after = slots_of(*after);
+            if (sorted(out.after) == sorted(*plan)) {
+                out.changed = true;
+                return out;
+            }
+            step = Error{"the driver made " + describe(out.after) + ", not " + describe(*plan)};
         }
-        step = Error{"the driver made " + describe(out.after) + ", not " + describe(*plan)};
     }
     // Put back what was there: the node's last good geometry.
     Status back = put_back(session, control, *now);

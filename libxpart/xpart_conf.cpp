@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "libxpart/config_words.hpp"
+#include "libxpart/amd_reshape.hpp"
 #include "libxpart/mig_geometry.hpp"
 #include "libxpart/root_fs.hpp"
 #include "libxpart/text.hpp"
@@ -57,7 +58,10 @@ Status apply_geometry(const Setting& s, XpartConf& conf) {
     if (colon == std::string::npos || colon == 0)
         return s.error("expected <name>:<geometry>, e.g. h100-7x1g:7x1g.10gb");
     NamedGeometry g{s.value.substr(0, colon), s.value.substr(colon + 1)};
-    if (auto names = parse_mig_geometry(g.profiles); !names) return s.error(names.error().message);
+    // A MIG geometry, or an AMD compute partition mode ("cpx", "cpx.nps4").
+    auto amd = parse_amd_target(g.profiles);
+    if (!amd) return s.error(amd.error().message);
+    if (auto names = parse_mig_geometry(g.profiles); !names && !*amd) return s.error(names.error().message);
     for (const auto& other : conf.geometries)
         if (other.name == g.name) return s.error("geometry '" + g.name + "' named twice");
     conf.geometries.push_back(std::move(g));

@@ -24,7 +24,8 @@ enum class OnMismatch {
 };
 
 // Geometry=<name>:<geometry>, repeatable: a MIG geometry the site names (xpart geometry,
-// xpart reshape), e.g. Geometry=h100-3g2g1g:3g.40gb+2g.20gb+2x1g.10gb.
+// xpart reshape), e.g. Geometry=h100-3g2g1g:3g.40gb+2g.20gb+2x1g.10gb, or an AMD compute
+// partition mode (Geometry=mi300x-cpx:cpx.nps1).
 struct NamedGeometry {
     std::string name;
     std::string profiles;

@@ -13,6 +13,18 @@ namespace xpart::sim {
 
 using nlohmann::json;
 
+bool amd_mode_listed(const char* list, const std::string& item) {
+    for (const std::string& part : split(list, ','))
+        if (trim(part) == item) return true;
+    return false;
+}
+
+std::string amd_mode_name(PartitionMode mode) {
+    std::string out = to_string(mode);
+    for (char& c : out) c = static_cast<char>(c - 'a' + 'A');
+    return out;
+}
+
 std::string AmdGpuSpec::pci_bus_id() const {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%04x:%02x:00.0", domain, bus);
@@ -28,13 +40,6 @@ bool parse_bus_id(const std::string& s, unsigned& domain, unsigned& bus) {
     domain = a->domain;
     bus = a->bus;
     return true;
-}
-
-// "SPX, DPX, QPX, CPX" contains "DPX"?
-bool listed(const char* list, const std::string& item) {
-    for (const std::string& part : split(list, ','))
-        if (trim(part) == item) return true;
-    return false;
 }
 
 Result<AmdGpuSpec> parse_gpu(const json& j, const SpecPath& at, const NodeSpec& spec) {
@@ -83,7 +88,7 @@ Result<AmdGpuSpec> parse_gpu(const json& j, const SpecPath& at, const NodeSpec& 
             mode_text = *mode;
         }
         auto parsed = parse_amd_compute_partition(mode_text);
-        if (!parsed || !listed(model->compute_modes, mode_text))
+        if (!parsed || !amd_mode_listed(model->compute_modes, mode_text))
             return at.child("compute_partition")
                 .error("'" + mode_text + "' is not a mode of the " + model->name + " (" +
                        model->compute_modes + ")");
@@ -95,7 +100,7 @@ Result<AmdGpuSpec> parse_gpu(const json& j, const SpecPath& at, const NodeSpec& 
             g.memory_partition = *mem;
         }
         if (!parse_amd_memory_partition(g.memory_partition) ||
-            !listed(model->memory_modes, g.memory_partition))
+            !amd_mode_listed(model->memory_modes, g.memory_partition))
             return at.child("memory_partition")
                 .error("'" + g.memory_partition + "' is not a memory mode of the " + model->name +
                        " (" + model->memory_modes + ")");

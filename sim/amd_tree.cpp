@@ -45,12 +45,6 @@ std::string platform_name(const AmdGpuSpec& g, int id) {
            std::to_string(id);
 }
 
-std::string upper_mode(PartitionMode mode) {
-    std::string out = to_string(mode);
-    for (char& c : out) c = static_cast<char>(c - 'a' + 'A');
-    return out;
-}
-
 std::string kfd_node_dir(unsigned id) { return std::string(kTopology) + "/nodes/" + std::to_string(id); }
 
 struct Line {
@@ -96,9 +90,8 @@ unsigned gpu_id_for(std::uint64_t unique_id, unsigned partition, unsigned num_xc
 
 }  // namespace
 
-Status write_amd_tree(const NodeSpec& spec, TreeWriter& tree) {
+Status write_amd_devices(const NodeSpec& spec, TreeWriter& tree) {
     const auto& gpus = spec.amd.gpus;
-    const unsigned kfd_major = spec.majors.at("kfd");
     // KFD ids: CPU nodes 0..numa-1 (spec.numa order), then the XCPs in PCI order.
     auto cpu_kfd_id = [&](int numa_node) {
         for (std::size_t i = 0; i < spec.numa.size(); ++i)
@@ -236,7 +229,7 @@ Status write_amd_tree(const NodeSpec& spec, TreeWriter& tree) {
         const PciIds ids{kVendorAti, model.device_id, 0};
         if (auto st = write_pci_function(spec, tree, dir, ids, g.numa_node); !st) return st;
         if (g.pci_attributes && g.compute_partition != PartitionMode::Full) {
-            const std::string mode = upper_mode(g.compute_partition);
+            const std::string mode = amd_mode_name(g.compute_partition);
             for (const auto& [file, text] :
                  {std::make_pair("current_compute_partition", mode),
                   std::make_pair("available_compute_partition", std::string(model.compute_modes)),
@@ -245,7 +238,12 @@ Status write_amd_tree(const NodeSpec& spec, TreeWriter& tree) {
                 if (auto st = tree.write_file(dir + "/" + file, text + "\n"); !st) return st;
         }
     }
+    return ok_status();
+}
 
+Status write_amd_tree(const NodeSpec& spec, TreeWriter& tree) {
+    const unsigned kfd_major = spec.majors.at("kfd");
+    if (auto st = write_amd_devices(spec, tree); !st) return st;
     if (auto st = tree.write_file(std::string(kTopology) + "/generation_id", "1\n"); !st) return st;
     if (auto st = tree.write_file(std::string(kTopology) + "/system_properties",
                                   "platform_oem 0\nplatform_id 0\nplatform_rev 0\n");

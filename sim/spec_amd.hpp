@@ -41,4 +41,9 @@ struct AmdSpec {
     bool empty() const { return gpus.empty(); }
 };
 
+// "SPX, DPX, QPX, CPX" (an AmdModel's mode list) contains "DPX"?
+bool amd_mode_listed(const char* list, const std::string& item);
+// A compute mode as the driver's sysfs attributes spell it: "CPX".
+std::string amd_mode_name(PartitionMode mode);
+
 }  // namespace xpart::sim

@@ -24,7 +24,15 @@ std::string parent_of(const std::string& path) {
 }
 }  // namespace
 
+bool TreeWriter::skip(const std::string& node_path) const {
+    if (record_) record_->insert(node_path);
+    if (dry_run_) return true;
+    struct stat st {};
+    return keep_.count(node_path) && ::lstat(host_path(node_path).c_str(), &st) == 0;
+}
+
 Status TreeWriter::make_dirs(const std::string& node_path) const {
+    if (dry_run_) return ok_status();
     // Every component, the root's own included (mkdir -p): `xpart-sim build SPEC new/dir`.
     std::string host = host_path(node_path);
     for (std::size_t pos = 1; pos <= host.size(); ++pos) {
@@ -37,6 +45,7 @@ Status TreeWriter::make_dirs(const std::string& node_path) const {
 }
 
 Status TreeWriter::write_file(const std::string& node_path, const std::string& content) const {
+    if (skip(node_path)) return ok_status();
     if (auto st = make_dirs(parent_of(node_path)); !st) return st;
     std::string host = host_path(node_path);
     std::ofstream out(host, std::ios::binary | std::ios::trunc);
@@ -47,6 +56,7 @@ Status TreeWriter::write_file(const std::string& node_path, const std::string& c
 }
 
 Status TreeWriter::make_symlink(const std::string& node_path, const std::string& target) const {
+    if (skip(node_path)) return ok_status();
     if (auto st = make_dirs(parent_of(node_path)); !st) return st;
     std::string host = host_path(node_path);
     ::unlink(host.c_str());
@@ -56,6 +66,7 @@ Status TreeWriter::make_symlink(const std::string& node_path, const std::string&
 
 Status TreeWriter::make_char_device(const std::string& node_path, unsigned major, unsigned minor,
                                     unsigned mode) const {
+    if (skip(node_path)) return ok_status();
     if (auto st = make_dirs(parent_of(node_path)); !st) return st;
     std::string host = host_path(node_path);
     ::unlink(host.c_str());
@@ -80,6 +91,51 @@ Status TreeWriter::write_proc_devices() const {
     return write_file("/proc/devices", text);
 }
 
+Status check_sim_root(const std::string& root) {
+    struct stat st {};
+    if (::stat((root + "/" + kRootMarker).c_str(), &st) != 0)
+        return Error{root + ": not an xpart-sim root (no " + kRootMarker + ")"};
+    return ok_status();
+}
+
+Result<std::string> resolve_in_root(const std::string& root, const std::string& node_path) {
+    std::vector<std::string> done, todo;  // todo: the components left, last first
+    auto push_front = [&todo](const std::string& path) {
+        const auto parts = split(path, '/');
+        for (auto it = parts.rbegin(); it != parts.rend(); ++it)
+            if (!it->empty() && *it != ".") todo.push_back(*it);
+    };
+    push_front(node_path);
+    auto joined = [&done] {
+        std::string out;
+        for (const auto& d : done) out += "/" + d;
+        return out;
+    };
+    for (unsigned links = 0; !todo.empty();) {
+        const std::string part = todo.back();
+        todo.pop_back();
+        if (part == "..") {
+            if (!done.empty()) done.pop_back();
+            continue;
+        }
+        const std::string host = root + joined() + "/" + part;
+        struct stat st {};
+        if (::lstat(host.c_str(), &st) != 0) return errno_error(host, errno);
+        if (!S_ISLNK(st.st_mode)) {
+            done.push_back(part);
+            continue;
+        }
+        if (++links > 40) return Error{host + ": too many levels of symbolic links"};
+        char target[4096];
+        const ssize_t n = ::readlink(host.c_str(), target, sizeof target - 1);
+        if (n < 0) return errno_error(host + ": readlink", errno);
+        const std::string text(target, static_cast<std::size_t>(n));
+        if (!text.empty() && text[0] == '/') done.clear();
+        push_front(text);
+    }
+    return joined().empty() ? std::string("/") : joined();
+}
+
 namespace {
 bool dir_is_empty(const std::string& path) {
     DIR* d = ::opendir(path.c_str());
@@ -97,8 +153,7 @@ int remove_entry(const char* path, const struct stat*, int, struct FTW*) { retur
 // directory xpart-sim did not make.
 Status clear_previous_root(const std::string& root) {
     if (dir_is_empty(root)) return ok_status();
-    struct stat st {};
-    if (::stat((root + "/" + kRootMarker).c_str(), &st) != 0)
+    if (auto st = check_sim_root(root); !st)
         return Error{root + ": not empty and not an xpart-sim root (no " + kRootMarker + ")"};
     if (::nftw(root.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
         return errno_error(root + ": remove previous tree", errno);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,13 +30,31 @@ public:
     // Writes /proc/devices from the registered drivers plus the usual base ones.
     Status write_proc_devices() const;
 
+    // For re-laying part of a tree in place (sim/amd_relayout.hpp): records the node path of
+    // every file, link and device node (not directory) written into `paths`; with `dry_run`
+    // nothing touches the disk, which lists the paths a layout has.
+    void record_paths(std::set<std::string>* paths, bool dry_run) { record_ = paths; dry_run_ = dry_run; }
+    // Files in `paths` are written only where absent (recorded all the same).
+    void keep_existing(std::set<std::string> paths) { keep_ = std::move(paths); }
+
 private:
+    // Records the path; true when it must not be written (dry run, or kept and present).
+    bool skip(const std::string& node_path) const;
+
     std::string root_;
     std::map<unsigned, std::string> drivers_;
+    std::set<std::string>* record_ = nullptr;
+    bool dry_run_ = false;
+    std::set<std::string> keep_;
 };
 
 // Marks a root built by xpart-sim; only such a root may be rebuilt in place.
 constexpr const char* kRootMarker = ".xpart-sim-root";
+// Error "ROOT: not an xpart-sim root (no .xpart-sim-root)" unless the marker is there.
+Status check_sim_root(const std::string& root);
+// The node path `node_path` leads to once every link in it is followed inside `root`
+// (absolute targets start again at `root`, ".." stops there): never a path outside it.
+Result<std::string> resolve_in_root(const std::string& root, const std::string& node_path);
 
 // A CPU set as the kernel prints a cpumask (cpumap, local_cpus, package_cpus): 32-bit hex
 // words, most significant first, separated by commas, `nbits` (nr_cpu_ids) wide.
@@ -66,5 +85,9 @@ Status write_pcie_tree(const NodeSpec& spec, TreeWriter& tree);
 Status write_nics(const NodeSpec& spec, TreeWriter& tree);
 Status write_nvidia_tree(const NodeSpec& spec, TreeWriter& tree);
 Status write_amd_tree(const NodeSpec& spec, TreeWriter& tree);
+// The part of write_amd_tree that depends on the GPUs' partition modes: KFD topology nodes
+// (CPU and GPU) with their io_links, DRM render/card nodes, amdgpu_xcp platform devices,
+// /dev/dri nodes and the PCI devices with their partition attributes. Not generation_id.
+Status write_amd_devices(const NodeSpec& spec, TreeWriter& tree);
 
 }  // namespace xpart::sim

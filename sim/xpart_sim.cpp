@@ -1,6 +1,8 @@
 // xpart-sim: build the root tree of a simulated node from a spec.
 //   xpart-sim build SPEC ROOT     write ROOT (procfs, sysfs, dev nodes; the fake NVML beside it)
 //   xpart-sim check SPEC          parse a spec and report the first error
+//   xpart-sim driver SPEC ROOT    play amdgpu for ROOT's AMD GPUs: compute-partition switches
+//   xpart-sim kfd-hold ROOT BDF   hold an AMD GPU of ROOT as a KFD process does (until SIGTERM)
 #include <CLI/CLI.hpp>
 
 #include <unistd.h>
@@ -10,6 +12,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "sim/amd_driver.hpp"
+#include "sim/kfd_hold.hpp"
 #include "sim/nvidia_install.hpp"
 #include "sim/spec.hpp"
 #include "sim/tree.hpp"
@@ -46,13 +50,24 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     auto* check = app.add_subcommand("check", "parse a node spec");
     check->add_option("spec", spec_path, "node spec (JSON)")->required();
+    auto* driver = app.add_subcommand(
+        "driver", "play the amdgpu driver for ROOT's AMD GPUs (compute-partition switches) until SIGTERM");
+    driver->add_option("spec", spec_path, "node spec (JSON) ROOT was built from")->required();
+    driver->add_option("root", root, "root tree `xpart-sim build SPEC ROOT` made")->required();
+    auto* hold = app.add_subcommand("kfd-hold", "hold an AMD GPU of ROOT as a KFD process until SIGTERM");
+    std::string bus_id;
+    hold->add_option("root", root, "root tree of a simulated node")->required();
+    hold->add_option("bdf", bus_id, "PCI bus id of the AMD GPU (0000:05:00.0)")->required();
     CLI11_PARSE(app, argc, argv);
+
+    if (*hold) return xpart::sim::run_kfd_hold(root, bus_id);
 
     auto spec = xpart::sim::load_spec(spec_path);
     if (!spec) {
         std::cerr << "xpart-sim: " << spec.error().message << "\n";
         return 1;
     }
+    if (*driver) return xpart::sim::run_amd_driver(*spec, root);
     if (*build) {
         // Before the tree is written: a missing library must not leave half a node behind.
         if (!spec->nvidia.empty() && ::access(nvml_lib.c_str(), R_OK) != 0) {

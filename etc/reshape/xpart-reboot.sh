@@ -2,9 +2,9 @@
 # Slurm RebootProgram for geometry on demand (slurm.conf.reshape), run by slurmd as root once
 # the node it serves is idle after xpart-resume.sh's `scontrol reboot ASAP
 # reason=xpart-reshape:<sibling>`. With SlurmdParameters=shutdown_on_reboot slurmd exits after
-# it instead of the host rebooting. It reshapes the host's MIG GPUs to the sibling's Gres
-# (`xpart reshape --slurm-node`: refused while any process runs on them, verified by discovery,
-# put back on any failure), and once this slurmd has exited starts slurmd as the sibling and
+# it instead of the host rebooting. It reshapes the host's MIG GPUs, or switches its AMD GPUs'
+# compute partition mode, to the sibling's Gres (`xpart reshape --slurm-node`: refused while
+# any process runs on them, verified by discovery, put back on any failure), and once this slurmd has exited starts slurmd as the sibling and
 # powers this NodeName down. A refused reshape leaves the geometry as it was, starts slurmd as
 # this NodeName again, powers the sibling down with the cause as its reason (Slurm
 # requeues the job that waited for it) and returns this NodeName to service.
@@ -27,9 +27,18 @@ log() {
   [ -z "${XPART_RESHAPE_LOG:-}" ] || echo "$(date '+%F %T') xpart-reboot: $*" >>"$XPART_RESHAPE_LOG"
 }
 
+# slurmd is this program's grandparent (slurmd -> sh -c -> here).
+slurmd_pid=$(ps -o ppid= -p "$PPID" | tr -d ' ')
+[ "$(cat "/proc/$slurmd_pid/comm" 2>/dev/null)" = slurmd ] || slurmd_pid=
+# The NodeName that slurmd serves when it was started as one (-N NAME: several slurmds on one
+# host, as the siblings' test clusters run), else any node of this host's names.
+own=
+if [ -n "$slurmd_pid" ]; then
+  own=$(tr '\0' '\n' <"/proc/$slurmd_pid/cmdline" | awk 'n {print; exit} $0 == "-N" {n = 1}')
+fi
 # This host's node that Slurm is rebooting for a reshape, and the sibling it becomes.
 hosts=" $(hostname -s) $(hostname) "
-read -r me target < <(scontrol show node -o 2>/dev/null | awk -v hosts="$hosts" '{
+read -r me target < <(scontrol show node -o 2>/dev/null | awk -v hosts="$hosts" -v own="$own" '{
   name = host = state = reason = ""
   for (i = 1; i <= NF; i++) {
     if ($i ~ /^NodeName=/) name = substr($i, 10)
@@ -38,7 +47,7 @@ read -r me target < <(scontrol show node -o 2>/dev/null | awk -v hosts="$hosts" 
     else if ($i ~ /^Reason=xpart-reshape:/) reason = substr($i, 22)
   }
   sub(/\[.*/, "", reason)  # "xpart-reshape:gpu1-3g [root@1700000000]"
-  if (reason != "" && state ~ /REBOOT/ && index(hosts, " " host " ")) { print name, reason; exit }
+  if (reason != "" && state ~ /REBOOT/ && (own != "" ? name == own : index(hosts, " " host " "))) { print name, reason; exit }
 }')
 if [ -z "${target:-}" ]; then
   if [ -n "${XPART_REBOOT_FALLBACK:-}" ]; then
@@ -59,10 +68,8 @@ else
   next=$me down=$target reason="xpart-reshape refused: $why" refused=1
 fi
 
-# slurmd (this program's grandparent: slurmd -> sh -c -> here) exits when this returns; the
-# next slurmd starts once it has gone (the same Port and pid file may be reused).
-slurmd_pid=$(ps -o ppid= -p "$PPID" | tr -d ' ')
-[ "$(cat "/proc/$slurmd_pid/comm" 2>/dev/null)" = slurmd ] || slurmd_pid=
+# slurmd exits when this returns; the next slurmd starts once it has gone (the same Port and
+# pid file may be reused).
 setsid -f bash -c '
   pid=$1 next=$2 down=$3 reason=$4 start=$5 refused=$6
   while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; done

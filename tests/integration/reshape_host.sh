@@ -1,17 +1,24 @@
-# A simulated one-GPU A100 host as two NodeNames of a private cluster, one per MIG geometry,
-# wired for geometry on demand as etc/slurm.conf.reshape says (the Resume, Suspend and Reboot
-# programs of etc/reshape): sourced by reshape_flow_test and `scripts/demo reshape`, after
-# slurm_cluster.sh and cluster_init.
-# reshape_host_start PRODUCT SMALL BIG: the host laid out as 7 x SMALL, up as $XP_NODE_small
-# (Gres=gpu:SMALL:7); $XP_NODE_big (Gres=gpu:BIG:2) powered down; returns once Slurm is up.
-# Needs B (build tree: xpart, xpart-sim, the gres plugin) and S (source tree: etc/reshape).
-# Sets root (the host's simulated tree) and nvml (its fake NVML). job_field and wait_state
-# below read and wait for the jobs.
+# Simulated one-GPU hosts, each as one NodeName per geometry of a private cluster, wired for
+# geometry on demand as etc/slurm.conf.reshape says (the Resume, Suspend and Reboot programs of
+# etc/reshape): sourced by the reshape tests and `scripts/demo reshape`, after slurm_cluster.sh
+# and cluster_init. Needs B (build tree: xpart, xpart-sim, the gres plugin) and S (source
+# tree: etc/reshape). job_field and wait_state below read and wait for the jobs.
+
+# reshape_host_start PRODUCT SMALL BIG: an A100 host laid out as 7 x SMALL, up as
+# $XP_NODE_small (Gres=gpu:SMALL:7); $XP_NODE_big (Gres=gpu:BIG:2) powered down; returns once
+# Slurm is up. Sets root (the host's simulated tree) and nvml (its fake NVML).
 reshape_host_start() {
-  local product=$1 small=$2 big=$3
-  root=$XP_DIR/host
+  reshape_mig_host "" "$@"
+  reshape_cluster_start
+}
+
+# reshape_mig_host TAG PRODUCT SMALL BIG: the host in $XP_DIR/host$TAG, as the NodeNames
+# ${TAG}small and ${TAG}big (XP_NODE_<TAG>small, ...). Sets root and nvml.
+reshape_mig_host() {
+  local tag=$1 product=$2 small=$3 big=$4 i
+  root=$XP_DIR/host$tag
   nvml=$root/usr/lib/xpart-sim/libnvidia-ml.so.1
-  python3 - "$product" "$small" >"$XP_DIR/host.json" <<'PY'
+  python3 - "$product" "$small" >"$XP_DIR/host$tag.json" <<'PY'
 import json, sys
 product, small = sys.argv[1:]
 print(json.dumps({"name": "reshape-host", "cpus": "0-7", "numa": [{"node": 0, "cpus": "0-7"}],
@@ -21,33 +28,97 @@ print(json.dumps({"name": "reshape-host", "cpus": "0-7", "numa": [{"node": 0, "c
      "instances": [{"profile": small, "start": s, "uuid": "MIG-a1000000-0000-5000-8000-0000000000%02d" % s}
                    for s in range(7)]}]}}))
 PY
-  "$B/xpart-sim" build "$XP_DIR/host.json" "$root" >/dev/null
+  "$B/xpart-sim" build "$XP_DIR/host$tag.json" "$root" >/dev/null
   # The siblings' shared feature (Slurm 24.11 resets a powered-down CLOUD node's NodeHostName).
-  local XP_NODE_FEATURES="xpart_host_$XP_CLUSTER"
-  cluster_node small "gpu:$small:7" XPART_ROOT="$root" XPART_NVML_LIBRARY="$nvml" XPART="$B/xpart" \
+  local XP_NODE_FEATURES="xpart_host_$XP_CLUSTER$tag"
+  cluster_node "${tag}small" "gpu:$small:7" XPART_ROOT="$root" XPART_NVML_LIBRARY="$nvml" XPART="$B/xpart" \
     XPART_RESHAPE_ARGS="--xpart-conf $XP_DIR/etc/xpart.conf" XPART_RESHAPE_LOG="$XP_DIR/log/reshape.log"
-  cluster_cloud_node big "gpu:$big:2"
+  cluster_cloud_node "${tag}big" "gpu:$big:2"
   # slurmctld loads a CLOUD node's GRES from gres.conf when it starts (read_config.c), long
   # before the node registers, and keeps only GPU records with a file (gres.c): each partition
   # of the sibling's geometry is named by files its GPU's partitions share, nvidia0 and
   # nvidiactl (MultipleFiles=: 24.11 refuses the same File= twice, and MultipleFiles wants
   # two). slurmd's discovered records replace them.
-  local files="MultipleFiles=$root/dev/nvidia0,$root/dev/nvidiactl"
-  XP_GRES_CONF="NodeName=$XP_NODE_big Name=gpu Type=$big $files
-NodeName=$XP_NODE_big Name=gpu Type=$big $files"
+  for i in 1 2; do
+    XP_GRES_CONF+="NodeName=${XP_CLUSTER}${tag}big Name=gpu Type=$big MultipleFiles=$root/dev/nvidia0,$root/dev/nvidiactl"$'\n'
+  done
+}
+
+# reshape_amd_host TAG: one MI300X in SPX/NPS1 at 0000:05:00.0 in $XP_DIR/host$TAG, with
+# `xpart-sim driver` playing amdgpu (stopped with the cluster), as the NodeNames ${TAG}spx
+# (Gres=gpu:spx:1, up) and ${TAG}cpx (Gres=gpu:cpx:8, powered down). Sets root.
+reshape_amd_host() {
+  local tag=$1 i
+  root=$XP_DIR/host$tag
+  printf '%s\n' '{"name": "reshape-amd", "cpus": "0-7", "numa": [{"node": 0, "cpus": "0-7"}],' \
+    ' "amd": {"gpus": [{"model": "MI300X", "unique_id": 16404946649897475633, "pci_bus_id": "0000:05:00.0",' \
+    '   "numa_node": 0, "compute_partition": "SPX", "memory_partition": "NPS1", "xcp_naming": "underscore"}]}}' \
+    >"$XP_DIR/host$tag.json"
+  "$B/xpart-sim" build "$XP_DIR/host$tag.json" "$root" >/dev/null
+  start_ready "driver$tag" "$B/xpart-sim" driver "$XP_DIR/host$tag.json" "$root"
+  local XP_NODE_FEATURES="xpart_host_$XP_CLUSTER$tag"
+  cluster_node "${tag}spx" "gpu:spx:1" XPART_ROOT="$root" XPART="$B/xpart" \
+    XPART_RESHAPE_ARGS="--xpart-conf $XP_DIR/etc/xpart.conf" XPART_RESHAPE_LOG="$XP_DIR/log/reshape.log"
+  cluster_cloud_node "${tag}cpx" "gpu:cpx:8"
+  # The CPX sibling's partitions for slurmctld: amdgpu makes every XCP's render node when it
+  # loads, so they keep their minors across mode switches; each XCP is its render node and
+  # /dev/kfd.
+  for i in $(seq 0 7); do
+    XP_GRES_CONF+="NodeName=${XP_CLUSTER}${tag}cpx Name=gpu Type=cpx MultipleFiles=$root/dev/kfd,$root/dev/dri/renderD$((128 + i))"$'\n'
+  done
+}
+
+# start_ready NAME COMMAND...: COMMAND in the background, stopped with the cluster; returns
+# once it has printed "ready" (sets LAST_PID).
+start_ready() {
+  local name=$1; shift
+  "$@" >"$XP_DIR/log/$name.out" 2>>"$XP_DIR/log/$name.log" &
+  LAST_PID=$!
+  XP_PIDS+=("$LAST_PID")
+  for _ in $(seq 100); do grep -qx ready "$XP_DIR/log/$name.out" && return 0; sleep 0.1; done
+  fail "$name did not start: $(cat "$XP_DIR/log/$name.log")"
+}
+
+# reshape_cluster_start: etc/reshape's programs and slurm.conf.reshape's settings, then
+# cluster_start, which returns once the active node is idle and its siblings powered down.
+reshape_cluster_start() {
   # Slurm runs the ResumeProgram with every descriptor closed: keep what it says on stderr.
   printf '#!/bin/sh\nexec %s "$@" 2>>%s <&- >&-\n' "$S/etc/reshape/xpart-resume.sh" "$XP_DIR/log/resume.log" \
     >"$XP_DIR/resume.sh"
   chmod 755 "$XP_DIR/resume.sh"
+  # Slurm gives a PrologSlurmctld no SLURM_CONF: scontrol would read /etc/slurm, not this cluster.
+  printf '#!/bin/sh\nSLURM_CONF=%s exec %s "$@"\n' "$XP_DIR/etc/slurm.conf" "$S/etc/reshape/xpart-prolog-ctld.sh" \
+    >"$XP_DIR/prolog-ctld.sh"
+  chmod 755 "$XP_DIR/prolog-ctld.sh"
   XP_EXTRA_CONF="ResumeProgram=$XP_DIR/resume.sh
 SuspendProgram=$S/etc/reshape/xpart-suspend.sh
 RebootProgram=$S/etc/reshape/xpart-reboot.sh
+PrologSlurmctld=$XP_DIR/prolog-ctld.sh
 SlurmdParameters=shutdown_on_reboot
 SuspendTime=31536000
 ResumeTimeout=120
-SuspendTimeout=5
+SuspendTimeout=1
+SlurmctldParameters=power_save_interval=1
 PrivateData=cloud"
   XP_WANT_STATES="idle idle~" cluster_start "$B/gres_plugin/.libs:$(stock_plugindir)"
+}
+
+# powered_down NODE: it reaches idle~ (SuspendTimeout after the RebootProgram powered it down).
+powered_down() {
+  for _ in $(seq 100); do [ "$(sinfo -h -n "$1" -o %T)" = "idle~" ] && return 0; sleep 0.2; done
+  fail "$1: $(sinfo -h -n "$1" -o %T), want idle~ (powered down)"
+}
+
+# refused_reason NODE: waits for NODE's reason to say a reshape was refused, and prints it.
+refused_reason() {
+  local reason=
+  for _ in $(seq 600); do
+    reason=$(scontrol show node -o "$1" | grep -o 'Reason=xpart-reshape refused.*' || true)
+    [ -n "$reason" ] && break
+    sleep 0.2
+  done
+  [ -n "$reason" ] || { cluster_dump; fail "no refusal in $1's reason"; }
+  echo "$reason"
 }
 
 # job_field JOB KEY: one field of `scontrol show job -o`.

@@ -138,5 +138,17 @@ TEST(Geometry, XpartConfNamesGeometriesOncePerName) {
     ASSERT_FALSE(noname);
 }
 
+TEST(Geometry, XpartConfNamesAmdModesToo) {
+    auto conf = parse_xpart_conf("Geometry=mi300x-cpx:cpx.nps1\nGeometry=spx:SPX\n", "/etc/slurm/xpart.conf");
+    ASSERT_TRUE(conf) << conf.error().message;
+    ASSERT_EQ(conf->geometries.size(), 2u);
+    EXPECT_EQ(conf->geometries[0].profiles, "cpx.nps1");
+    auto bad = parse_xpart_conf("Geometry=x:cpx.nps9\n", "/etc/slurm/xpart.conf");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().message,
+              "/etc/slurm/xpart.conf:1: Geometry=x:cpx.nps9: 'cpx.nps9': 'nps9' is neither a compute partition mode "
+              "(SPX, DPX, TPX, QPX, CPX), a memory partition (NPS1..NPS8) nor an AMD model");
+}
+
 }  // namespace
 }  // namespace xpart
