@@ -193,10 +193,11 @@ void AmdDriver::on_compute_write(std::size_t i) {
     next.amd.gpus[i].compute_partition = *mode;
     next.amd.gpus[i].partitions_present = count;
     const Status relaid = relay_amd_tree(spec_, next, root_);
+    const std::string bus = g.pci_bus_id();  // `g` lives in spec_, replaced next
     spec_ = std::move(next);  // even half done, the tree is nearer the new layout than the old
-    if (!relaid) return log(g.pci_bus_id() + ": re-lay as " + asked + " failed: " + relaid.error().message);
+    if (!relaid) return log(bus + ": re-lay as " + asked + " failed: " + relaid.error().message);
     if (upper(trim(read(attribute(i, kCompute)))) == asked) write(attribute(i, kCompute), asked);
-    log(g.pci_bus_id() + ": " + current + " -> " + asked + " (" + std::to_string(count) +
+    log(bus + ": " + current + " -> " + asked + " (" + std::to_string(count) +
         (count == 1 ? " partition)" : " partitions)"));
     if (auto st = watch_all(); !st) log(st.error().message);
 }
