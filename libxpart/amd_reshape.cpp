@@ -16,12 +16,7 @@ namespace xpart {
 
 namespace {
 
-std::string upper(std::string s) {
-    for (char& c : s) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
-    return s;
-}
-
-std::string mode_word(PartitionMode mode) { return upper(to_string(mode)); }
+std::string mode_word(PartitionMode mode) { return to_upper(to_string(mode)); }
 
 unsigned nps_count(const std::string& memory_mode) {
     auto n = memory_mode.size() > 3 ? parse_u64(std::string_view(memory_mode).substr(3)) : std::nullopt;
@@ -32,7 +27,7 @@ unsigned nps_count(const std::string& memory_mode) {
 std::vector<std::string> word_list(const std::string& text) {
     std::vector<std::string> out;
     for (const auto& w : split(trim(text), ','))
-        if (!trim(w).empty()) out.push_back(upper(trim(w)));
+        if (!trim(w).empty()) out.push_back(to_upper(trim(w)));
     return out;
 }
 
@@ -136,7 +131,7 @@ Result<std::optional<AmdTarget>> parse_amd_target(const std::string& text) {
     std::optional<PartitionMode> mode;
     std::string memory, unknown;
     for (const auto& raw : split(trim(text), '.')) {
-        const std::string word = upper(trim(raw));
+        const std::string word = to_upper(trim(raw));
         if (auto m = parse_amd_compute_partition(word)) {
             if (mode) return Error{"'" + text + "' names two compute partition modes"};
             mode = *m;

@@ -20,6 +20,13 @@ std::string to_lower(std::string_view s) {
     return out;
 }
 
+std::string to_upper(std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    return out;
+}
+
 std::vector<std::string> split(std::string_view s, char sep) {
     std::vector<std::string> out;
     std::size_t start = 0;

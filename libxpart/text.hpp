@@ -19,6 +19,7 @@ struct KeyValueLine {
 
 std::string trim(std::string_view s);
 std::string to_lower(std::string_view s);
+std::string to_upper(std::string_view s);
 std::vector<std::string> split(std::string_view s, char sep);  // keeps empty fields
 
 // "Key: \t value" lines (NVIDIA procfs): split on the first ':' and trim; blank lines skipped.

@@ -13,6 +13,7 @@
 
 #include "libxpart/amd_models.hpp"
 #include "libxpart/amd_partition.hpp"
+#include "libxpart/amd_reshape.hpp"
 #include "libxpart/root_fs.hpp"
 #include "libxpart/text.hpp"
 #include "sim/amd_relayout.hpp"
@@ -27,16 +28,6 @@ constexpr const char* kCompute = "current_compute_partition";
 constexpr const char* kMemory = "current_memory_partition";
 
 void log(const std::string& line) { std::fprintf(stderr, "xpart-sim driver: %s\n", line.c_str()); }
-
-std::string upper(std::string s) {
-    for (char& c : s)
-        if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-    return s;
-}
-
-unsigned nps_of(const std::string& memory_partition) {
-    return static_cast<unsigned>(parse_u64(memory_partition.substr(3)).value_or(1));
-}
 
 class AmdDriver {
 public:
@@ -88,7 +79,7 @@ Status AmdDriver::start() {
         // An earlier driver run may have switched it: the root's mode, not the spec's.
         auto text = RootFs(root_).read(attribute(i, kCompute));
         if (!text) return text.error();
-        const std::string name = upper(trim(*text));
+        const std::string name = to_upper(trim(*text));
         auto mode = parse_amd_compute_partition(name);
         if (!mode || !amd_mode_listed(model.compute_modes, name))
             return Error{root_ + attribute(i, kCompute) + ": '" + trim(*text) + "' is not a mode of the " +
@@ -165,7 +156,7 @@ void AmdDriver::on_compute_write(std::size_t i) {
     const std::string current = amd_mode_name(g.compute_partition);
     const std::string text = read(attribute(i, kCompute));
     if (text == current + "\n") return;
-    const std::string asked = upper(trim(text));
+    const std::string asked = to_upper(trim(text));
     if (asked == current) return write(attribute(i, kCompute), current);
 
     auto mode = parse_amd_compute_partition(asked);
@@ -173,11 +164,10 @@ void AmdDriver::on_compute_write(std::size_t i) {
         return refuse(i, kCompute, current, asked,
                       std::string("EINVAL (not a mode of the ") + model.name + ": " + model.compute_modes + ")");
     const unsigned count = amd_mode_partition_count(*mode, model);
-    const unsigned nps = nps_of(g.memory_partition);
-    if (count % nps != 0) {
+    if (!amd_mode_fits_memory(*mode, model, g.memory_partition)) {
         std::string allowed;
         for (const std::string& m : split(model.compute_modes, ','))
-            if (amd_mode_partition_count(*parse_amd_compute_partition(trim(m)), model) % nps == 0)
+            if (amd_mode_fits_memory(*parse_amd_compute_partition(trim(m)), model, g.memory_partition))
                 allowed += (allowed.empty() ? "" : ", ") + trim(m);
         return refuse(i, kCompute, current, asked,
                       "EINVAL (" + g.memory_partition + " allows " + allowed + " only)");
@@ -196,7 +186,7 @@ void AmdDriver::on_compute_write(std::size_t i) {
     const std::string bus = g.pci_bus_id();  // `g` lives in spec_, replaced next
     spec_ = std::move(next);  // even half done, the tree is nearer the new layout than the old
     if (!relaid) return log(bus + ": re-lay as " + asked + " failed: " + relaid.error().message);
-    if (upper(trim(read(attribute(i, kCompute)))) == asked) write(attribute(i, kCompute), asked);
+    if (to_upper(trim(read(attribute(i, kCompute)))) == asked) write(attribute(i, kCompute), asked);
     log(bus + ": " + current + " -> " + asked + " (" + std::to_string(count) +
         (count == 1 ? " partition)" : " partitions)"));
     if (auto st = watch_all(); !st) log(st.error().message);
@@ -207,7 +197,7 @@ void AmdDriver::on_memory_write(std::size_t i) {
     const AmdModel& model = *find_amd_model(g.model);
     const std::string text = read(attribute(i, kMemory));
     if (text == g.memory_partition + "\n") return;
-    const std::string asked = upper(trim(text));
+    const std::string asked = to_upper(trim(text));
     write(attribute(i, kMemory), g.memory_partition);
     if (asked == g.memory_partition) return;
     if (!parse_amd_memory_partition(asked) || !amd_mode_listed(model.memory_modes, asked))
