@@ -2,7 +2,9 @@
 // check of an existing gres.conf against the hardware (exit 3 on differences, like
 // `mig-parted assert` exits non-zero on drift). GPUs the node has but discovery could not
 // read (NVML failing on an NVIDIA node) are one line each on stderr and exit 4, after the
-// output for the rest: a script must not take a half-seen node for the whole.
+// output for the rest: a script must not take a half-seen node for the whole. With --siblings,
+// the reshape flow's NodeNames of this host, one per geometry it may take (slurm.conf and
+// gres.conf lines; etc/slurm.conf.reshape).
 #include <unistd.h>
 
 #include <iostream>
@@ -13,6 +15,7 @@
 #include "cli/command.hpp"
 #include "cli/discovery_args.hpp"
 #include "cli/discover_table.hpp"
+#include "cli/siblings.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/gres_conf.hpp"
 #include "libxpart/node_json.hpp"
@@ -38,6 +41,11 @@ struct DiscoverArgs {
     TypeNaming type_naming = TypeNaming::Xpart;
     SlurmSeries slurm_series = SlurmSeries::S22_05;
     std::string node_name;
+    bool siblings = false;
+    bool slurm_conf = false;
+    std::string conf = "/etc/slurm/xpart.conf";
+    std::vector<std::string> geometries;
+    SiblingOptions sibling;
 };
 
 std::string short_hostname() {
@@ -57,7 +65,41 @@ int check(const DiscoverArgs& args, const GresConf& conf, const Node& node, cons
     return has_differences(mismatches) ? kExitDifferences : kExitOk;
 }
 
+// The reshape flow's sibling NodeNames of this host, as slurm.conf or gres.conf lines.
+int siblings(const DiscoverArgs& args, const Node& node, const RootFs& root) {
+    // A host seen in part would get siblings for the GPUs seen only.
+    if (!node.errors.empty()) return fail("discover", "--siblings: not every GPU could be read", kExitIncomplete);
+    auto conf = load_xpart_conf(args.conf);
+    if (!conf) return fail("discover", conf.error().message);
+    auto geometries = host_geometries(node, root, *conf, {args.nvml_library, args.amd_type_naming, args.geometries});
+    if (!geometries) return fail("discover", "--siblings: " + geometries.error().message);
+    SiblingOptions options = args.sibling;
+    options.host = args.node_name.empty() ? short_hostname() : args.node_name;
+    if (args.slurm_conf) {
+        std::cout << "# slurm.conf: the reshape flow's NodeNames of " << options.host
+                  << " (`xpart discover --slurm-conf --siblings`), one per geometry; the rest of the\n"
+                     "# flow's settings are in etc/slurm.conf.reshape. Put them all in one partition.\n";
+        if (options.node_options.empty())
+            std::cout << "# Each line lacks the host's CPUs=, RealMemory=, ... (slurmd -C): give them with --node-options.\n";
+        std::cout << render_sibling_nodes(*geometries, node.gpus.size(), options);
+        return kExitOk;
+    }
+    std::vector<std::vector<std::string>> files;
+    for (const Gpu& g : node.gpus) files.push_back(sibling_files(g, root));
+    std::cout << "# gres.conf: the reshape flow's NodeNames of " << options.host
+              << " (`xpart discover --gres-conf --siblings`): each partition a sibling\n"
+                 "# will have, named for slurmctld by files of its GPU; the records slurmd discovers replace\n"
+                 "# them when the sibling registers.\n";
+    std::cout << render_sibling_gres(*geometries, files, options);
+    return kExitOk;
+}
+
 int run_discover(const DiscoverArgs& args, const GlobalOptions& global) {
+    if (args.siblings && !args.gres_conf && !args.slurm_conf)
+        return fail("discover", "--siblings: give --gres-conf or --slurm-conf");
+    if (args.siblings && args.type_naming != TypeNaming::Xpart)
+        return fail("discover", "--siblings: the GRES types must be xpart's (--type-naming xpart): "
+                                "xpart reshape --slurm-node reads a sibling's geometry from them");
     DiscoveryOptions options = discovery_options(global, args.vendor, args.nvml_library);
     options.tolerate_nvml_failure = true;  // show the other vendors' GPUs, then exit 4
     options.amd_type_naming = args.amd_type_naming;
@@ -75,6 +117,7 @@ int run_discover(const DiscoverArgs& args, const GlobalOptions& global) {
     auto node = discover(options);
     if (!node) return fail("discover", node.error().message, kExitError);
     for (const std::string& e : node->errors) std::cerr << "xpart discover: " << e << "\n";
+    if (args.siblings) return siblings(args, *node, options.root);
     const int status = node->errors.empty() ? kExitOk : kExitIncomplete;
     if (conf) {
         const int differences = check(args, *conf, *node, options.root);
@@ -121,9 +164,31 @@ void add_discover_command(CLI::App& app, const GlobalOptions& global, Runner& ru
     json->excludes(gres)->excludes(check_opt)->excludes(nics);
     gres->excludes(check_opt)->excludes(nics);
     check_opt->excludes(nics);
+    auto* siblings = cmd->add_flag("--siblings", args->siblings,
+                                   "with --gres-conf or --slurm-conf: the reshape flow's NodeNames of this host, one "
+                                   "per geometry it may take (etc/slurm.conf.reshape)");
+    auto* slurm = cmd->add_flag("--slurm-conf", args->slurm_conf, "with --siblings: slurm.conf NodeName lines");
+    slurm->needs(siblings)->excludes(gres);
+    siblings->excludes(json)->excludes(check_opt)->excludes(nics);
     cmd->add_option("--node-name", args->node_name,
-                    "with --check: the NodeName= to select records for (default: short hostname)")
-        ->needs(check_opt);
+                    "with --check: the NodeName= to select records for; with --siblings: the host's "
+                    "NodeHostname and the NodeNames' prefix (default: short hostname)");
+    cmd->add_option("--port", args->sibling.port,
+                    "with --siblings: slurmd port of the current geometry's NodeName; the others count up")
+        ->needs(siblings)
+        ->check(CLI::Range(1, 65535))
+        ->capture_default_str();
+    cmd->add_option("--node-options", args->sibling.node_options,
+                    "with --siblings: added to each NodeName line (\"CPUs=64 RealMemory=500000\")")
+        ->needs(siblings);
+    cmd->add_option("--geometry", args->geometries,
+                    "with --siblings: only these geometries (Geometry= names, geometries as written, AMD "
+                    "modes) beside the current one; repeat or separate with commas")
+        ->needs(siblings)
+        ->delimiter(',');
+    cmd->add_option("--xpart-conf", args->conf, "with --siblings: xpart.conf with the site's Geometry= names")
+        ->needs(siblings)
+        ->capture_default_str();
     cmd->add_option("--vendor", args->vendor, "which GPUs to look for")
         ->check(CLI::IsMember({"nvidia", "amd", "all"}))
         ->capture_default_str();

@@ -18,6 +18,7 @@
 #include "cli/amd_reshape_cmd.hpp"
 #include "cli/command.hpp"
 #include "cli/discovery_args.hpp"
+#include "cli/nvml_geometry.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/gpu_request.hpp"
 #include "libxpart/mig_reshape.hpp"
@@ -43,26 +44,6 @@ struct GeometryArgs {
     bool json = false;
     bool allow_reboot_class = false;
 };
-
-struct Nvml {
-    std::shared_ptr<const nvml::NvmlLibrary> lib;
-    std::unique_ptr<nvml::NvmlSession> session;
-    std::unique_ptr<nvml::MigControl> control;
-};
-
-Result<Nvml> open_nvml(const std::string& configured) {
-    auto lib = nvml::NvmlLibrary::load(nvml::NvmlLibrary::resolve_path(configured));
-    if (!lib) return lib.error();
-    auto session = nvml::NvmlSession::open(*lib);
-    if (!session) return session.error();
-    auto control = nvml::MigControl::bind(*lib);
-    if (!control) return control.error();
-    Nvml n;
-    n.lib = *lib;
-    n.session = std::make_unique<nvml::NvmlSession>(std::move(*session));
-    n.control = std::make_unique<nvml::MigControl>(std::move(*control));
-    return n;
-}
 
 // `scontrol show <what> -o <id>`'s one line; `id` is checked first (letters, digits and
 // "-_.", nothing a shell would read: it is a job id or a NodeName).
@@ -94,33 +75,6 @@ Result<GpuRequest> request_of_job(const std::string& id) {
     auto line = scontrol_show("job", "--job", id);
     if (!line) return line.error();
     return job_gpu_request(*line);
-}
-
-struct Candidate {
-    std::string name;  // the site's name, or "" for a profile alone
-    std::vector<std::string> profiles;
-};
-
-// The site's geometries that this GPU can take, then each profile alone.
-std::vector<Candidate> candidates(const GpuGeometry& g, const XpartConf& conf) {
-    std::vector<Candidate> out;
-    for (const auto& named : conf.geometries) {
-        auto names = parse_mig_geometry(named.profiles);
-        if (names && plan_mig_geometry(g.profiles, *names)) out.push_back({named.name, *names});
-    }
-    for (auto& u : uniform_mig_geometries(g.profiles)) out.push_back({"", std::move(u)});
-    return out;
-}
-
-Result<std::vector<unsigned>> gpus_of(const Nvml& n, int wanted) {
-    auto count = n.session->device_count();
-    if (!count) return count.error();
-    if (wanted >= static_cast<int>(*count))
-        return Error{"--gpu " + std::to_string(wanted) + ": the node has " + std::to_string(*count) + " GPUs"};
-    std::vector<unsigned> out;
-    for (unsigned i = 0; i < *count; ++i)
-        if (wanted < 0 || static_cast<int>(i) == wanted) out.push_back(i);
-    return out;
 }
 
 std::string slot_list(const GpuGeometry& g) {

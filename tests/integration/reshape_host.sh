@@ -15,7 +15,7 @@ reshape_host_start() {
 # reshape_mig_host TAG PRODUCT SMALL BIG: the host in $XP_DIR/host$TAG, as the NodeNames
 # ${TAG}small and ${TAG}big (XP_NODE_<TAG>small, ...). Sets root and nvml.
 reshape_mig_host() {
-  local tag=$1 product=$2 small=$3 big=$4 i
+  local tag=$1 product=$2 small=$3 big=$4
   root=$XP_DIR/host$tag
   nvml=$root/usr/lib/xpart-sim/libnvidia-ml.so.1
   python3 - "$product" "$small" >"$XP_DIR/host$tag.json" <<'PY'
@@ -34,21 +34,14 @@ PY
   cluster_node "${tag}small" "gpu:$small:7" XPART_ROOT="$root" XPART_NVML_LIBRARY="$nvml" XPART="$B/xpart" \
     XPART_RESHAPE_ARGS="--xpart-conf $XP_DIR/etc/xpart.conf" XPART_RESHAPE_LOG="$XP_DIR/log/reshape.log"
   cluster_cloud_node "${tag}big" "gpu:$big:2"
-  # slurmctld loads a CLOUD node's GRES from gres.conf when it starts (read_config.c), long
-  # before the node registers, and keeps only GPU records with a file (gres.c): each partition
-  # of the sibling's geometry is named by files its GPU's partitions share, nvidia0 and
-  # nvidiactl (MultipleFiles=: 24.11 refuses the same File= twice, and MultipleFiles wants
-  # two). slurmd's discovered records replace them.
-  for i in 1 2; do
-    XP_GRES_CONF+="NodeName=${XP_CLUSTER}${tag}big Name=gpu Type=$big MultipleFiles=$root/dev/nvidia0,$root/dev/nvidiactl"$'\n'
-  done
+  siblings_conf "$tag" small "gpu:$small:7" big "gpu:$big:2" "2x$big" --nvml-library "$nvml"
 }
 
 # reshape_amd_host TAG: one MI300X in SPX/NPS1 at 0000:05:00.0 in $XP_DIR/host$TAG, with
 # `xpart-sim driver` playing amdgpu (stopped with the cluster), as the NodeNames ${TAG}spx
 # (Gres=gpu:spx:1, up) and ${TAG}cpx (Gres=gpu:cpx:8, powered down). Sets root.
 reshape_amd_host() {
-  local tag=$1 i
+  local tag=$1
   root=$XP_DIR/host$tag
   printf '%s\n' '{"name": "reshape-amd", "cpus": "0-7", "numa": [{"node": 0, "cpus": "0-7"}],' \
     ' "amd": {"gpus": [{"model": "MI300X", "unique_id": 16404946649897475633, "pci_bus_id": "0000:05:00.0",' \
@@ -60,12 +53,28 @@ reshape_amd_host() {
   cluster_node "${tag}spx" "gpu:spx:1" XPART_ROOT="$root" XPART="$B/xpart" \
     XPART_RESHAPE_ARGS="--xpart-conf $XP_DIR/etc/xpart.conf" XPART_RESHAPE_LOG="$XP_DIR/log/reshape.log"
   cluster_cloud_node "${tag}cpx" "gpu:cpx:8"
-  # The CPX sibling's partitions for slurmctld: amdgpu makes every XCP's render node when it
-  # loads, so they keep their minors across mode switches; each XCP is its render node and
-  # /dev/kfd.
-  for i in $(seq 0 7); do
-    XP_GRES_CONF+="NodeName=${XP_CLUSTER}${tag}cpx Name=gpu Type=cpx MultipleFiles=$root/dev/kfd,$root/dev/dri/renderD$((128 + i))"$'\n'
-  done
+  siblings_conf "$tag" spx gpu:spx:1 cpx gpu:cpx:8 cpx
+}
+
+# siblings_conf TAG UP UP_GRES DOWN DOWN_GRES GEOMETRY [XPART ARGS]: the gres.conf lines of the
+# host's siblings as `xpart discover --siblings` writes them (the current geometry and GEOMETRY),
+# under the cluster's names ${TAG}UP and ${TAG}DOWN; fails unless its slurm.conf lines give them
+# the Gres the cluster's node lines do. slurmctld loads a CLOUD node's GRES from gres.conf when
+# it starts (read_config.c), long before the node registers, and keeps only GPU records with a
+# file (gres.c): each partition is named there by files of its GPU.
+siblings_conf() {
+  local tag=$1 up=$2 up_gres=$3 down=$4 down_gres=$5 geometry=$6 nodes conf first second
+  shift 6
+  local -a args=("$B/xpart" --root "$root" discover --siblings --node-name "${XP_CLUSTER}$tag" --geometry "$geometry"
+                 --xpart-conf /dev/null "$@")
+  nodes=$("${args[@]}" --slurm-conf | grep -v '^#') || fail "xpart discover --siblings --slurm-conf failed"
+  [ "$(sed 's/.* \(Gres=[^ ]*\) .*/\1/' <<<"$nodes" | paste -sd' ')" = "Gres=$up_gres Gres=$down_gres" ] &&
+    [ "$(grep -c ' State=CLOUD$' <<<"$nodes")" = 1 ] && [[ $(tail -n1 <<<"$nodes") == *" State=CLOUD" ]] ||
+    fail "xpart discover --siblings: expected $up_gres (up) and $down_gres (CLOUD), got: $nodes"
+  first=$(sed -n '1s/^NodeName=\([^ ]*\) .*/\1/p' <<<"$nodes")
+  second=$(sed -n '2s/^NodeName=\([^ ]*\) .*/\1/p' <<<"$nodes")
+  conf=$("${args[@]}" --gres-conf | grep -v '^#') || fail "xpart discover --siblings --gres-conf failed"
+  XP_GRES_CONF+=$(sed "s/^NodeName=$first /NodeName=${XP_CLUSTER}$tag$up /; s/^NodeName=$second /NodeName=${XP_CLUSTER}$tag$down /" <<<"$conf")$'\n'
 }
 
 # start_ready NAME COMMAND...: COMMAND in the background, stopped with the cluster; returns
