@@ -72,8 +72,7 @@ Result<std::size_t> amd_geometry(const GlobalOptions& global, int gpu, const Gpu
         auto types_of = [&](const AmdTarget& t, unsigned count) {
             return std::vector<std::string>(count, amd_partition_type(naming, t.mode, t.memory_mode, g.model));
         };
-        std::vector<std::string> types_now;
-        for (const auto& p : g.partitions) types_now.push_back(p.type);
+        const std::vector<std::string> types_now = partition_types(g);
         j["could_take"] = nlohmann::json::array();
         std::string list;
         for (const auto& o : *options) {

@@ -190,13 +190,6 @@ Result<Gpu> discovered_gpu(const GlobalOptions& global, const std::string& lib, 
     return Error{"discovery does not show " + uuid};
 }
 
-std::vector<std::string> types_of(const Gpu& gpu) {
-    std::vector<std::string> types;
-    for (const auto& p : gpu.partitions) types.push_back(p.type);
-    std::sort(types.begin(), types.end());
-    return types;
-}
-
 // The geometry each MIG GPU of `gpus` takes for a node's configured Gres (`scontrol show node`
 // line; the reshape flow: the sibling NodeName being resumed).
 Result<std::vector<std::string>> slurm_node_target(const std::string& node_line, const Nvml& n,
@@ -255,7 +248,7 @@ int run_reshape(const GeometryArgs& args, const GlobalOptions& global) {
         auto seen = discovered_gpu(global, lib, before->uuid);
         std::vector<std::string> want = *target;
         std::sort(want.begin(), want.end());
-        const std::vector<std::string> got = seen ? types_of(*seen) : std::vector<std::string>();
+        const std::vector<std::string> got = seen ? partition_types(*seen) : std::vector<std::string>();
         Result<unsigned> made = 0u;
         if (seen && want == got) made = make_missing_cap_nodes(discovery_options(global, "nvidia", lib).root, *seen);
         if (!seen || want != got || !made) {

@@ -62,10 +62,7 @@ Status check_host(const Node& node) {
                          ": the reshape flow needs MIG on (turning it on is a GPU reset, an admin's)"};
         if (g.vendor == Vendor::Amd && g.mode == PartitionMode::Full)
             return Error{label(g) + " has no compute partitions"};
-        std::vector<std::string> a, b;
-        for (const auto& p : g.partitions) a.push_back(p.type);
-        for (const auto& p : node.gpus.front().partitions) b.push_back(p.type);
-        if (sorted(a) != sorted(b))
+        if (partition_types(g) != partition_types(node.gpus.front()))
             return Error{label(node.gpus.front()) + " and " + label(g) +
                          " are laid out differently now: reshape them alike first (xpart reshape)"};
     }
@@ -99,9 +96,7 @@ Result<std::vector<HostGeometry>> host_geometries(const Node& node, const RootFs
                    }), kept.end());
     }
     // Each geometry once (a site's name and the same profile alone), the current one marked.
-    std::vector<std::string> now;
-    for (const auto& p : node.gpus.front().partitions) now.push_back(p.type);
-    now = sorted(now);
+    const std::vector<std::string> now = partition_types(node.gpus.front());
     std::vector<Option> unique;
     for (auto& k : kept) {
         auto same = std::find_if(unique.begin(), unique.end(),

@@ -40,6 +40,13 @@ constexpr ModeName kModeNames[] = {
 };
 }  // namespace
 
+std::vector<std::string> partition_types(const Gpu& gpu) {
+    std::vector<std::string> types;
+    for (const auto& p : gpu.partitions) types.push_back(p.type);
+    std::sort(types.begin(), types.end());
+    return types;
+}
+
 const char* to_string(PartitionMode m) {
     for (const auto& e : kModeNames)
         if (e.mode == m) return e.name;

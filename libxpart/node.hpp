@@ -127,6 +127,9 @@ struct Node {
     const Gpu* gpu_of(const Partition& p) const;
 };
 
+// The GRES types of a GPU's partitions, sorted: its geometry, to compare with another.
+std::vector<std::string> partition_types(const Gpu& gpu);
+
 const char* to_string(Vendor v);
 const char* to_string(PartitionMode m);
 std::optional<PartitionMode> parse_partition_mode(const std::string& s);  // case-insensitive
