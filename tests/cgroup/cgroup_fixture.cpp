@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -95,8 +96,12 @@ ScopedCgroup::~ScopedCgroup() {
 }
 
 DeviceNodes::DeviceNodes() {
-    char tmpl[] = "/tmp/xpart-devnodes-XXXXXX";
-    if (!::mkdtemp(tmpl)) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+    // Debian 13 mounts /tmp as a nodev tmpfs (systemd's tmp.mount), where no device node can
+    // be opened (EACCES): the nodes go to /var/tmp there.
+    struct statvfs st {};
+    std::string tmpl = ::statvfs("/tmp", &st) == 0 && (st.f_flag & ST_NODEV) ? "/var/tmp" : "/tmp";
+    tmpl += "/xpart-devnodes-XXXXXX";
+    if (!::mkdtemp(tmpl.data())) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
     dir_ = tmpl;
 }
 

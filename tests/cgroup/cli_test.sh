@@ -4,7 +4,8 @@
 set -u
 X="${XPART_BUILDDIR:-$(pwd)}/xpart"
 PREFIX="xpart_test_cli_$$_$RANDOM"
-DEV=$(mktemp -d /tmp/xpart-cli-XXXXXX)
+# Device nodes cannot be opened on a nodev /tmp (Debian 13's tmpfs): /var/tmp there.
+DEV=$(mktemp -d "$(findmnt -n -o OPTIONS --target /tmp | tr , '\n' | grep -qx nodev && echo /var/tmp || echo /tmp)/xpart-cli-XXXXXX")
 failures=0
 # Hybrid (v1 devices + cgroup2 at unified/) tests both; a pure v2 node (cgroup2 at
 # /sys/fs/cgroup, no v1 devices controller) tests v2 there.

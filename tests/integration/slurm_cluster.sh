@@ -26,13 +26,22 @@ stock_plugindir() {
   fail "no stock gres_gpu.so found (install slurmd)"
 }
 
+# devnode_tmpdir NAME: a new temporary directory where device nodes can be opened (the
+# simulated nodes' /dev files): Debian 13 mounts /tmp as a nodev tmpfs (systemd's tmp.mount),
+# where none can (EACCES); /var/tmp then.
+devnode_tmpdir() {
+  local base=/tmp
+  findmnt -n -o OPTIONS --target /tmp | tr , '\n' | grep -qx nodev && base=/var/tmp
+  mktemp -d "$base/$1.XXXXXX"
+}
+
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
 cluster_init() {
   require_slurm
-  XP_DIR=$(mktemp -d /tmp/xpart-slurm.XXXXXX)
+  XP_DIR=$(devnode_tmpdir xpart-slurm)
   chmod 755 "$XP_DIR"
   XP_TAG=$(basename "$XP_DIR" | tr -dc 'a-zA-Z0-9' | tr 'A-Z' 'a-z' | tail -c 7)
   XP_CLUSTER="xp${XP_TAG}"
