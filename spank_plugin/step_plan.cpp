@@ -100,7 +100,7 @@ std::vector<AllottedPartition> used_partitions(const StepPlan& step) {
 }
 
 std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap& step_env,
-                                bool confined, const DeviceOpenable& openable) {
+                                bool confined, const DeviceOpenable& openable, std::string* note) {
     const RankAssignment& me = step.plan.assignments.at(static_cast<std::size_t>(local_id));
     AllottedPartition mine = step.plan.allotment.partitions[me.slot];
     const bool nvidia = step.node.gpus[mine.gpu].vendor == Vendor::Nvidia;
@@ -112,16 +112,25 @@ std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap
     EnvMap env = narrow_env(step_env, step.node, mine, confined);
     // Confined on cgroup v2, Slurm's own per-task choice (--gpus-per-task, --gpu-bind) still
     // holds beside ours: where it withheld this rank's partition the rank opens none of it,
-    // and is told so rather than a partition it cannot open.
+    // and is told so (no vendor device, no SLURM_STEP_GPUS) rather than of a partition it
+    // cannot open (ours runs Slurm's task program and never re-allows what it denies).
+    bool withheld = false;
     if (confined) {
         const Partition& part = step.node.gpus[mine.gpu].partitions[mine.partition];
         for (const DeviceFile& f : part.device_files)
-            if (!f.shared && !openable(f)) {
-                apply_changes(env, bind_nothing_visibility());
-                break;
-            }
+            if (!f.shared && !openable(f)) withheld = true;
     }
-    env["SLURM_STEP_GPUS"] = step.step_gpus.at(me.slot);
+    if (withheld) {
+        apply_changes(env, bind_nothing_visibility());
+        env.erase("XPART_PARTITION");
+        env.erase("SLURM_STEP_GPUS");
+        if (note)
+            *note = "Slurm's own per-task GPU binding (--gpu-bind, --gpus-per-task) gave partition " +
+                    step.step_gpus.at(me.slot) + ", which --xpart-bind chose for this task, to another "
+                    "task; this task is bound to no GPU (use one of the two bindings)";
+    } else {
+        env["SLURM_STEP_GPUS"] = step.step_gpus.at(me.slot);
+    }
     // What the whole step holds on this node, for programs that look beyond their own.
     if (const std::string* all = env_get(step_env, "SLURM_STEP_GPUS")) env["XPART_STEP_GPUS"] = *all;
     if (!me.cpus.empty()) env["XPART_CPUS"] = format_cpu_list(me.cpus);

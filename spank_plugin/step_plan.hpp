@@ -50,7 +50,10 @@ std::vector<AllottedPartition> used_partitions(const StepPlan& step);
 // place among the XCPs the task can open, `openable` probing from inside the task),
 // GPU_DEVICE_ORDINAL the same, SLURM_STEP_GPUS its record index, XPART_STEP_GPUS the step's,
 // XPART_PARTITION, XPART_CPUS when it is pinned, and its GPU's RDMA NIC when `step.nic` asks. Variables that would name other partitions are unset.
+// Confined where Slurm's own per-task binding withheld the task's partition: no GPU, and
+// `note` (when given) says why in one line.
 std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap& step_env,
-                                bool confined, const DeviceOpenable& openable);
+                                bool confined, const DeviceOpenable& openable,
+                                std::string* note = nullptr);
 
 }  // namespace xpart::launch

@@ -64,11 +64,13 @@ Status StepSession::confine(int local_id, pid_t task) {
     return ok_status();
 }
 
-std::vector<EnvChange> StepSession::env(int local_id, const EnvMap& task_env) const {
+std::vector<EnvChange> StepSession::env(int local_id, const EnvMap& task_env, std::string* note) const {
     if (!plan_) return {};
+    std::string withheld;
     auto changes = launch::task_env(*plan_, local_id, task_env, options_.effective_confine(),
-                                    open_probe(root_));
-    if (mps_) {
+                                    open_probe(root_), &withheld);
+    if (note) *note = withheld;
+    if (mps_ && withheld.empty()) {
         const auto& used = plan_->plan.allotment.partitions[plan_->plan.assignments.at(
             static_cast<std::size_t>(local_id)).slot];
         // begin() found every used partition's instance, so this cannot fail.

@@ -35,7 +35,7 @@ public:
     // Root, slurmstepd: the task's own device cgroup (when confining) and its CPUs (Closest).
     Status confine(int local_id, pid_t task);
     // In the task: what its environment must say.
-    std::vector<EnvChange> env(int local_id, const EnvMap& task_env) const;
+    std::vector<EnvChange> env(int local_id, const EnvMap& task_env, std::string* note = nullptr) const;
     // Root, slurmstepd: removes the task's cgroup.
     Status task_ended(int local_id);
     // Root, slurmstepd: the tasks' cgroups left, then the step's MPS daemons. Idempotent.

@@ -191,7 +191,10 @@ XPART_EXPORT int slurm_spank_task_init(spank_t sp, int, char**) {
     return guarded("task_init", [&] {
         const int id = task_id(sp);
         if (id < 0) return -1;
-        for (const auto& c : g_session->env(id, job_env(sp))) {
+        std::string note;
+        const auto changes = g_session->env(id, job_env(sp), &note);
+        if (!note.empty()) slurm_info("xpart: task %d: %s", id, note.c_str());
+        for (const auto& c : changes) {
             spank_err_t rc = c.value ? spank_setenv(sp, c.name.c_str(), c.value->c_str(), 1)
                                      : spank_unsetenv(sp, c.name.c_str());
             if (rc != ESPANK_SUCCESS) {

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # check_binding.py NODE_JSON ROOT MODE < task reports: for every task, the partitions it was
 # told of must be exactly the partitions it can open (MODE "exact"), or a subset of them
-# ("advisory": --xpart-confine=no, the environment only advises; "launch": advisory under
+# ("advisory": --xpart-confine=no, the environment only advises; "withheld": exact, and a task
+# may be told of no device, "-1", when it can open none of the step's; "launch": advisory under
 # `xpart launch`, which narrows only the vendor list, so GPU_DEVICE_ORDINAL and
 # SLURM_STEP_GPUS stay the step's and only have to contain it). A partition is openable when
 # every device file only it has (its MIG CI capability, its XCP render node) opens: OK, or
@@ -39,12 +40,17 @@ for t in sorted(tasks, key=lambda t: int(t["env"]["SLURM_LOCALID"])):
             fail(f"task {tid}: unexpected open() result {[opened.get(f) for f in files]}")
     slurm = {int(x) for x in env.get("SLURM_STEP_GPUS", "").split(",") if x != ""}
     told = set()
-    if "CUDA_VISIBLE_DEVICES" in env:
+    # "-1": told no device; MODE "withheld" only (exact otherwise): confined where Slurm's own
+    # per-task binding gave the partition xpart chose for the task to another task.
+    nothing = env.get("CUDA_VISIBLE_DEVICES", env.get("ROCR_VISIBLE_DEVICES")) == "-1"
+    if nothing and mode != "withheld":
+        fail(f"task {tid}: told no device (-1)")
+    if "CUDA_VISIBLE_DEVICES" in env and not nothing:
         for tok in env["CUDA_VISIBLE_DEVICES"].split(","):
             if tok not in by_uuid:
                 fail(f"task {tid}: CUDA_VISIBLE_DEVICES token {tok} is not a partition of this node")
             told.add(by_uuid[tok])
-    if "ROCR_VISIBLE_DEVICES" in env:
+    if "ROCR_VISIBLE_DEVICES" in env and not nothing:
         # ROCm counts the KFD nodes whose render node this process can open, in KFD order.
         visible = sorted((i for i in openable if records[i][0]["vendor"] == "amd"),
                          key=lambda i: records[i][1]["kfd_node"])
@@ -61,7 +67,7 @@ for t in sorted(tasks, key=lambda t: int(t["env"]["SLURM_LOCALID"])):
         fail(f"task {tid}: GPU_DEVICE_ORDINAL={env.get('GPU_DEVICE_ORDINAL')} but the vendor list is {vendor}")
     if mode != "launch" and slurm != told:
         fail(f"task {tid}: SLURM_STEP_GPUS={sorted(slurm)} but the vendor list names {sorted(told)}")
-    ok = told == openable if mode == "exact" else told <= openable and told
+    ok = told == openable if mode in ("exact", "withheld") else told <= openable and told
     print(f"task {tid}: told {sorted(told)} openable {sorted(openable)} cgroup {t['cgroup'].rsplit('/', 1)[-1]}")
     if not ok:
         fail(f"task {tid}: told {sorted(told)}, can open {sorted(openable)} ({mode})")

@@ -384,12 +384,21 @@ TEST(TaskEnvTest, ConfinedRankThatCannotOpenItsPartitionIsToldNone) {
                 if (mine.path == f.path) return true;
             return false;
         };
-        auto t0 = as_map(task_env(step, 0, env, true, slurms_choice));
+        std::string note;
+        auto t0 = as_map(task_env(step, 0, env, true, slurms_choice, &note));
         EXPECT_EQ(t0["CUDA_VISIBLE_DEVICES"], std::optional<std::string>("-1"));
         EXPECT_EQ(t0["ROCR_VISIBLE_DEVICES"], std::optional<std::string>("-1"));
         EXPECT_EQ(t0["GPU_DEVICE_ORDINAL"], std::optional<std::string>("-1"));
-        auto t1 = as_map(task_env(step, 1, env, true, slurms_choice));
+        // Nothing names a partition it cannot open: SLURM_STEP_GPUS and XPART_PARTITION unset.
+        ASSERT_TRUE(t0.count("SLURM_STEP_GPUS"));
+        EXPECT_EQ(t0["SLURM_STEP_GPUS"], std::nullopt);
+        EXPECT_FALSE(t0.count("XPART_PARTITION") && t0["XPART_PARTITION"]);
+        EXPECT_NE(note.find("gave partition 1,"), std::string::npos) << note;
+        std::string none;
+        auto t1 = as_map(task_env(step, 1, env, true, slurms_choice, &none));
         EXPECT_NE(t1["GPU_DEVICE_ORDINAL"], std::optional<std::string>("-1"));
+        EXPECT_EQ(t1["SLURM_STEP_GPUS"], std::optional<std::string>("3"));
+        EXPECT_EQ(none, "");
     }
 }
 
