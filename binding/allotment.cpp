@@ -178,6 +178,10 @@ DeviceOpenable open_probe(const RootFs& root) {
     return [root](const DeviceFile& f) { return device_openable(root.host_path(f.path), false); };
 }
 
+DeviceOpenable cgroup_probe(const RootFs& root) {
+    return [root](const DeviceFile& f) { return !device_denied(root.host_path(f.path)); };
+}
+
 std::optional<std::size_t> rocr_index(const Node& node, const AllottedPartition& part,
                                       const DeviceOpenable& openable) {
     const auto visible = rocr_visible(node, openable);

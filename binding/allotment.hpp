@@ -32,6 +32,9 @@ using DeviceOpenable = std::function<bool(const DeviceFile&)>;
 // open() probe through the root prefix: EPERM/EACCES = not openable; success, ENXIO or ENODEV
 // (a node without a driver, as in the simulator) = openable.
 DeviceOpenable open_probe(const RootFs& root);
+// Whether the device cgroup allows this process the file (only EPERM refuses: a file missing
+// or closed by its mode says nothing of the rules).
+DeviceOpenable cgroup_probe(const RootFs& root);
 
 // Where ROCm puts `part` in its numbering (the openable KFD GPU nodes in KFD order); nullopt
 // when this process cannot open its render node.

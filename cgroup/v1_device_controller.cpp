@@ -246,8 +246,7 @@ Status narrow_in_place(const std::string& dir, const DeviceRuleSet& set) {
         return Error{"cgroup " + dir + ": only a DenyManaged set narrows a cgroup in place"};
     const auto allowed = by_key(set.allow);
     V1Writer writer(dir);
-    for (const auto& [k, r] : allowed)
-        if (Status s = writer.write({true, format_device_rule(r)}); !s) return s;
+    // Denials only: an allow line would lift the owner's own denial (Slurm's per-task choice).
     for (const auto& m : set.managed) {
         if (allowed.count(key_of(m))) continue;
         for (const auto& [k, a] : allowed)

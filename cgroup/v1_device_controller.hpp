@@ -63,10 +63,9 @@ private:
 };
 
 // Narrows a v1 devices cgroup another manager owns (Slurm's task cgroup, removed by Slurm) to
-// a DenyManaged `set`, in place: its allowed rules are written to devices.allow first (lifting
-// that manager's own denials of them; the parent still bounds what is granted), then every
-// managed rule not allowed to devices.deny. The cgroup is never wider than the union of the
-// two sets, and ends narrower than both. No state is kept: the cgroup ends with its owner's.
+// a DenyManaged `set`, in place: every managed rule the set does not allow goes to
+// devices.deny, and nothing to devices.allow, so each of that manager's own denials stays.
+// The cgroup ends within both sets. No state is kept: the cgroup ends with its owner's.
 Status narrow_in_place(const std::string& dir, const DeviceRuleSet& set);
 
 }  // namespace xpart::cgroup

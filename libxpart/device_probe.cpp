@@ -16,4 +16,10 @@ bool device_openable(const std::string& host_path, bool write) {
     return errno != EPERM && errno != EACCES && errno != ENOENT;
 }
 
+bool device_denied(const std::string& host_path) {
+    int fd = ::open(host_path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd >= 0) ::close(fd);
+    return fd < 0 && errno == EPERM;
+}
+
 }  // namespace xpart

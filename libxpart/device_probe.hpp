@@ -11,4 +11,8 @@ namespace xpart {
 // as in the simulator) = openable; EPERM (the device cgroup), EACCES or ENOENT = not.
 bool device_openable(const std::string& host_path, bool write = true);
 
+// Whether the device cgroup refuses this process the file (open() read-only fails with
+// EPERM): what Slurm's device rules decide, apart from the file's mode bits or its absence.
+bool device_denied(const std::string& host_path);
+
 }  // namespace xpart

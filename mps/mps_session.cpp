@@ -209,6 +209,8 @@ Result<EnvMap> mps_rank_env(const Node& node, const MpsConfig& config,
         auto other = mps_instance_of(node, u);
         sharers += other && other->name == instance->name;
     }
+    // Daemons run for the instances the ranks were planned on: none serves another one.
+    if (sharers == 0) return Error{"no MPS daemon of this step serves " + instance->name};
     EnvMap env{{"CUDA_MPS_PIPE_DIRECTORY", mps_pipe_dir(config, instance->name)},
                {"CUDA_MPS_LOG_DIRECTORY", mps_log_dir(config, instance->name)}};
     if (sharers > 1) env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"] = std::to_string(100 / sharers);

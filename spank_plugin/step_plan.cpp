@@ -88,9 +88,35 @@ Result<StepPlan> plan_step(const RootFs& root, const EnvMap& step_env, int local
     return step;
 }
 
-const Partition& task_partition(const StepPlan& step, int local_id) {
-    const auto& a = step.plan.allotment.partitions[step.plan.assignments.at(static_cast<std::size_t>(local_id)).slot];
+bool partition_openable(const Partition& p, const DeviceOpenable& openable) {
+    for (const DeviceFile& f : p.device_files)
+        if (!f.shared && !openable(f)) return false;
+    return true;
+}
+
+const Partition& slot_partition(const StepPlan& step, std::size_t slot) {
+    const auto& a = step.plan.allotment.partitions.at(slot);
     return step.node.gpus[a.gpu].partitions[a.partition];
+}
+
+std::size_t task_slot(const StepPlan& step, int local_id, const DeviceOpenable& openable) {
+    const std::size_t planned = step.plan.assignments.at(static_cast<std::size_t>(local_id)).slot;
+    if (partition_openable(slot_partition(step, planned), openable)) return planned;
+    for (std::size_t slot = 0; slot < step.plan.allotment.partitions.size(); ++slot)
+        if (partition_openable(slot_partition(step, slot), openable)) return slot;
+    return planned;
+}
+
+const Partition& task_partition(const StepPlan& step, int local_id) {
+    return slot_partition(step, step.plan.assignments.at(static_cast<std::size_t>(local_id)).slot);
+}
+
+std::vector<DeviceFile> step_device_files(const StepPlan& step) {
+    std::vector<DeviceFile> files;
+    for (std::size_t slot = 0; slot < step.plan.allotment.partitions.size(); ++slot)
+        for (const DeviceFile& f : slot_partition(step, slot).device_files)
+            if (!f.shared) files.push_back(f);
+    return files;
 }
 
 std::vector<AllottedPartition> used_partitions(const StepPlan& step) {
@@ -100,36 +126,35 @@ std::vector<AllottedPartition> used_partitions(const StepPlan& step) {
 }
 
 std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap& step_env,
-                                bool confined, const DeviceOpenable& openable, std::string* note) {
+                                bool confined, const TaskProbe& probe, std::string* note) {
     const RankAssignment& me = step.plan.assignments.at(static_cast<std::size_t>(local_id));
-    AllottedPartition mine = step.plan.allotment.partitions[me.slot];
+    const std::size_t slot = task_slot(step, local_id, probe.allowed);
+    AllottedPartition mine = step.plan.allotment.partitions[slot];
     const bool nvidia = step.node.gpus[mine.gpu].vendor == Vendor::Nvidia;
     if (!nvidia && !confined) {
         // Unconfined, the task sees what Slurm's cgroup leaves it: ROCm's index counts those.
-        auto index = rocr_index(step.node, mine, openable);
+        auto index = rocr_index(step.node, mine, probe.opens);
         mine.token = index ? std::to_string(*index) : std::string(kBindNothing);
     }
     EnvMap env = narrow_env(step_env, step.node, mine, confined);
-    // Confined on cgroup v2, Slurm's own per-task choice (--gpus-per-task, --gpu-bind) still
-    // holds beside ours: where it withheld this rank's partition the rank opens none of it,
-    // and is told so (no vendor device, no SLURM_STEP_GPUS) rather than of a partition it
-    // cannot open (ours runs Slurm's task program and never re-allows what it denies).
-    bool withheld = false;
-    if (confined) {
-        const Partition& part = step.node.gpus[mine.gpu].partitions[mine.partition];
-        for (const DeviceFile& f : part.device_files)
-            if (!f.shared && !openable(f)) withheld = true;
-    }
+    // Slurm's own per-task choice (--gpus-per-task, --gpu-bind) holds beside ours, on both
+    // hierarchies: the task gets one of the partitions Slurm left it, and where Slurm left it
+    // none of the step's, it is told so (no vendor device, no SLURM_STEP_GPUS) rather than of
+    // a partition it cannot open.
+    const bool withheld = !partition_openable(slot_partition(step, slot), probe.allowed);
     if (withheld) {
         apply_changes(env, bind_nothing_visibility());
         env.erase("XPART_PARTITION");
         env.erase("SLURM_STEP_GPUS");
         if (note)
+            *note = "Slurm's own per-task GPU binding (--gpu-bind, --gpus-per-task) left this task none of "
+                    "the step's partitions; it is bound to no GPU";
+    } else {
+        env["SLURM_STEP_GPUS"] = step.step_gpus.at(slot);
+        if (note && slot != me.slot)
             *note = "Slurm's own per-task GPU binding (--gpu-bind, --gpus-per-task) gave partition " +
                     step.step_gpus.at(me.slot) + ", which --xpart-bind chose for this task, to another "
-                    "task; this task is bound to no GPU (use one of the two bindings)";
-    } else {
-        env["SLURM_STEP_GPUS"] = step.step_gpus.at(me.slot);
+                    "task; bound to partition " + step.step_gpus.at(slot) + ", one of those Slurm gave it";
     }
     // What the whole step holds on this node, for programs that look beyond their own.
     if (const std::string* all = env_get(step_env, "SLURM_STEP_GPUS")) env["XPART_STEP_GPUS"] = *all;

@@ -40,8 +40,31 @@ Result<Allotment> allotment_from_records(const Node& node, const std::string& st
 // SLURM_STEP_GPUS, a UUID that disagrees, more tasks than any map can place).
 Result<StepPlan> plan_step(const RootFs& root, const EnvMap& step_env, int local_tasks, StepBind bind);
 
-// The partition local task `local_id` runs on.
+// What a task may open, asked two ways: `allowed`, by the device cgroup's rules (Slurm's
+// per-task choice among them), decides its partition; `opens`, by open() as ROCm does,
+// numbers the XCPs an unconfined task sees. Tests give one predicate for both.
+struct TaskProbe {
+    TaskProbe(DeviceOpenable both) : allowed(both), opens(std::move(both)) {}  // NOLINT: implicit
+    TaskProbe(DeviceOpenable allowed_, DeviceOpenable opens_)
+        : allowed(std::move(allowed_)), opens(std::move(opens_)) {}
+    DeviceOpenable allowed, opens;
+};
+
+// Whether a task may open a partition: every device file only it has passes `openable`.
+bool partition_openable(const Partition& p, const DeviceOpenable& openable);
+// The allotment slot local task `local_id` runs on, within what Slurm's rules let it open
+// (`openable`): the plan's slot while its partition opens, else the first of the step's
+// partitions that does (Slurm's per-task choice, --gpu-bind or --gpus-per-task, gave the
+// plan's to another task), else the plan's (the task opens none: task_env says so).
+// slurmstepd asks from the task's cgroup before confining it; the task asks again itself and,
+// confined, can open only the partition chosen then, so both name the same one.
+std::size_t task_slot(const StepPlan& step, int local_id, const DeviceOpenable& openable);
+// The partition in allotment slot `slot`.
+const Partition& slot_partition(const StepPlan& step, std::size_t slot);
+// The partition the plan gives local task `local_id`, whatever Slurm's rules say.
 const Partition& task_partition(const StepPlan& step, int local_id);
+// Every non-shared device file of the step's partitions (what task_slot asks about).
+std::vector<DeviceFile> step_device_files(const StepPlan& step);
 // Every partition the step's tasks use, in task order (MPS needs their instances).
 std::vector<AllottedPartition> used_partitions(const StepPlan& step);
 
@@ -50,10 +73,10 @@ std::vector<AllottedPartition> used_partitions(const StepPlan& step);
 // place among the XCPs the task can open, `openable` probing from inside the task),
 // GPU_DEVICE_ORDINAL the same, SLURM_STEP_GPUS its record index, XPART_STEP_GPUS the step's,
 // XPART_PARTITION, XPART_CPUS when it is pinned, and its GPU's RDMA NIC when `step.nic` asks. Variables that would name other partitions are unset.
-// Confined where Slurm's own per-task binding withheld the task's partition: no GPU, and
-// `note` (when given) says why in one line.
+// The partition is task_slot's. Where it is not the plan's, or where Slurm's rules left the
+// task none of the step's partitions (no GPU then), `note` (when given) says so in one line.
 std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap& step_env,
-                                bool confined, const DeviceOpenable& openable,
+                                bool confined, const TaskProbe& probe,
                                 std::string* note = nullptr);
 
 }  // namespace xpart::launch

@@ -53,29 +53,42 @@ Result<StepSession> StepSession::begin(const StepOptions& options, const RootFs&
 
 Status StepSession::confine(int local_id, pid_t task) {
     if (!plan_) return ok_status();
+    // Slurm placed the task in its cgroups, with its per-task device rules, before this call
+    // (task_g_pre_launch_priv in 24.11, post_set_affinity in 22.05): the partition is chosen
+    // among those they let the task open.
+    auto where = task_cgroup(task);
+    if (!where) return where.error();
+    auto openable = task_openable(*where, root_, step_device_files(*plan_));
+    if (!openable) return openable.error();
+    const std::size_t slot = task_slot(*plan_, local_id, *openable);
     if (options_.effective_confine()) {
-        auto dir = confine_task(plan_->node, task_partition(*plan_, local_id), task,
+        auto dir = confine_task(*where, plan_->node, slot_partition(*plan_, slot), task,
                                 static_cast<unsigned>(local_id));
         if (!dir) return dir.error();
         if (!dir->empty()) cgroups_[local_id] = *dir;
     }
-    const auto& cpus = plan_->plan.assignments.at(static_cast<std::size_t>(local_id)).cpus;
-    if (!cpus.empty()) return pin(task, cpus, notes_);
-    return ok_status();
+    // Closest: the rank's share of the CPUs near its planned partition, or, where Slurm's
+    // rules moved it to another, the CPUs near that one.
+    const auto& me = plan_->plan.assignments.at(static_cast<std::size_t>(local_id));
+    if (me.cpus.empty()) return ok_status();
+    return pin(task, slot == me.slot ? me.cpus : plan_->plan.slots.at(slot).cpus, notes_);
 }
 
 std::vector<EnvChange> StepSession::env(int local_id, const EnvMap& task_env, std::string* note) const {
     if (!plan_) return {};
-    std::string withheld;
-    auto changes = launch::task_env(*plan_, local_id, task_env, options_.effective_confine(),
-                                    open_probe(root_), &withheld);
-    if (note) *note = withheld;
-    if (mps_ && withheld.empty()) {
-        const auto& used = plan_->plan.allotment.partitions[plan_->plan.assignments.at(
-            static_cast<std::size_t>(local_id)).slot];
-        // begin() found every used partition's instance, so this cannot fail.
+    const TaskProbe probe(cgroup_probe(root_), open_probe(root_));
+    std::string why;
+    auto changes = launch::task_env(*plan_, local_id, task_env, options_.effective_confine(), probe, &why);
+    if (note) *note = why;
+    const std::size_t slot = task_slot(*plan_, local_id, probe.allowed);
+    if (mps_ && partition_openable(slot_partition(*plan_, slot), probe.allowed)) {
+        const auto& used = plan_->plan.allotment.partitions[slot];
+        // begin() started a daemon for every instance the plan uses; one Slurm's rules moved
+        // the task to may have none: the task then runs without MPS, and says so.
         if (auto mps = mps_rank_env(plan_->node, *mps_, used_partitions(*plan_), used))
             for (auto& [name, value] : *mps) changes.push_back({name, value});
+        else if (note)
+            *note += std::string(note->empty() ? "" : "; ") + "--xpart-mps: " + mps.error().message;
     }
     return changes;
 }

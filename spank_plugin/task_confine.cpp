@@ -6,10 +6,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <regex>
 
 #include "cgroup/device_cgroup.hpp"
 #include "cgroup/layout.hpp"
+#include "cgroup/allowed_in.hpp"
 #include "cgroup/rank_leftover.hpp"
 #include "cgroup/v1_device_controller.hpp"
 #include "binding/rank_cgroup.hpp"
@@ -45,37 +47,70 @@ Status take_back(const std::string& dir) {
 
 }  // namespace
 
-Result<std::string> confine_task(const Node& node, const Partition& mine, pid_t task, unsigned local_id) {
-    const std::string who = "--xpart-confine: task " + std::to_string(local_id) + ": ";
+Result<TaskCgroup> task_cgroup(pid_t task) {
     RootFs live("/");
-    auto mountinfo = live.read("/proc/self/mountinfo");
-    auto cgroups = live.read("/proc/" + std::to_string(task) + "/cgroup");
-    if (!mountinfo) return Error{who + mountinfo.error().message};
-    if (!cgroups) return Error{who + cgroups.error().message};
-    auto layout = cgroup::parse_cgroup_layout(*mountinfo, *cgroups, "/proc/self/mountinfo",
-                                              "/proc/" + std::to_string(task) + "/cgroup");
-    if (!layout) return Error{who + layout.error().message};
-    const cgroup::Hierarchy h = layout->preferred();
+    const std::string cgroup_file = "/proc/" + std::to_string(task) + "/cgroup";
+    auto locate = [&]() -> Result<TaskCgroup> {
+        auto mountinfo = live.read("/proc/self/mountinfo");
+        auto cgroups = live.read(cgroup_file);
+        if (!mountinfo) return mountinfo.error();
+        if (!cgroups) return cgroups.error();
+        auto layout = cgroup::parse_cgroup_layout(*mountinfo, *cgroups, "/proc/self/mountinfo", cgroup_file);
+        if (!layout) return layout.error();
+        TaskCgroup t;
+        t.hierarchy = layout->preferred();
+        t.dir = layout->own(t.hierarchy);
+        t.slurms = is_task_cgroup(t.hierarchy, t.dir);
+        return t;
+    };
+    auto where = locate();
+    if (!where || !where->slurms) return where;
+    for (const auto& dir : {where->dir.substr(0, where->dir.rfind('/')), where->dir})
+        if (auto s = take_back(dir); !s) return s.error();
+    // Renamed by the user before it was taken back: the names no longer lead to the task.
+    auto again = locate();
+    if (!again) return again;
+    if (again->dir != where->dir)
+        return Error{"its cgroup moved from " + where->dir + " to " + again->dir + " while it was confined"};
+    return where;
+}
+
+Result<DeviceOpenable> task_openable(const TaskCgroup& where, const RootFs& root,
+                                     const std::vector<DeviceFile>& files) {
+    std::vector<std::string> paths;
+    for (const auto& f : files) paths.push_back(root.host_path(f.path));
+    auto cg = cgroup::DeviceCgroup::open(where.hierarchy, where.dir);
+    if (!cg) return Error{cg.error().message};
+    auto answers = cgroup::allowed_in(*cg, paths);
+    if (!answers) return Error{answers.error().message};
+    std::map<std::string, bool> by_path;
+    for (std::size_t i = 0; i < files.size(); ++i) by_path[files[i].path] = (*answers)[i];
+    return DeviceOpenable([by_path = std::move(by_path)](const DeviceFile& f) {
+        auto it = by_path.find(f.path);
+        return it == by_path.end() || it->second;
+    });
+}
+
+Result<std::string> confine_task(const TaskCgroup& where, const Node& node, const Partition& mine,
+                                 pid_t task, unsigned local_id) {
+    const std::string who = "--xpart-confine: ";
+    const cgroup::Hierarchy h = where.hierarchy;
+    const auto rules = rank_rule_set(node, mine);
     // Slurm's own task cgroup: narrowed in place (Slurm removes it with the step), which costs
     // no cgroup of ours to make, enter and remove per task. On v2 it is also the only place:
     // Slurm's task program (attached with no flag) lets the kernel attach nothing below it;
     // ours replaces it there and runs its code, so what Slurm denied stays denied.
-    if (is_task_cgroup(h, layout->own(h))) {
-        const std::string task_dir = layout->own(h);
-        for (const auto& dir : {task_dir.substr(0, task_dir.rfind('/')), task_dir})
-            if (auto s = take_back(dir); !s) return Error{who + s.error().message};
-        const auto rules = rank_rule_set(node, mine);
-        Status s = h == cgroup::Hierarchy::V1 ? cgroup::narrow_in_place(task_dir, rules) : [&]() -> Status {
-            auto cg = cgroup::DeviceCgroup::open(h, task_dir);
+    if (where.slurms) {
+        Status s = h == cgroup::Hierarchy::V1 ? cgroup::narrow_in_place(where.dir, rules) : [&]() -> Status {
+            auto cg = cgroup::DeviceCgroup::open(h, where.dir);
             return cg ? cg->apply(rules) : Status(cg.error());
         }();
         if (!s) return Error{who + s.error().message};
         return std::string();
     }
-    auto cg = cgroup::DeviceCgroup::create(h, layout->own(h),
-                                           cgroup::rank_cgroup_name(local_id, getpid()));
+    auto cg = cgroup::DeviceCgroup::create(h, where.dir, cgroup::rank_cgroup_name(local_id, getpid()));
     if (!cg) return Error{who + cg.error().message};
-    Status s = cg->apply(rank_rule_set(node, mine));
+    Status s = cg->apply(rules);
     if (s) s = cg->move(task);
     if (!s) {
         (void)cg->remove();

@@ -55,6 +55,24 @@ bool gone_soon(const ProcessIdentity& p) {
     return !still_running(p);
 }
 
+// A listed server pid is gone within 3 s (and killed if not, so a failure leaves nothing).
+bool server_gone_soon(pid_t server) {
+    for (int i = 0; i < 300; ++i) {
+        auto stat = read_proc_stat(RootFs("/"), server);
+        if (!stat || stat->gone()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    kill(server, SIGKILL);
+    return false;
+}
+
+std::vector<pid_t> server_pids(const std::string& listing) {
+    std::vector<pid_t> out;
+    for (const auto& line : split(listing, '\n'))
+        if (auto pid = parse_u64(trim(line))) out.push_back(static_cast<pid_t>(*pid));
+    return out;
+}
+
 std::map<std::string, std::string> environ_of(pid_t pid) {
     std::ifstream in("/proc/" + std::to_string(pid) + "/environ");
     std::map<std::string, std::string> env;
@@ -156,7 +174,14 @@ TEST_P(MpsDaemonTest, StartStatusStop) {
     for (const auto& s : *states) {
         EXPECT_TRUE(s.alive) << s.record.instance;
         EXPECT_TRUE(s.answers) << s.record.instance;
-        EXPECT_EQ(s.servers.empty(), real_) << s.record.instance;
+        // The real daemon's server exits at once without a GPU, but a loaded machine can
+        // still list it (seen in CI): then it must be on its way out.
+        if (real_) {
+            for (pid_t server : server_pids(s.servers))
+                EXPECT_TRUE(server_gone_soon(server)) << "real server " << server << " stayed up";
+        } else {
+            EXPECT_FALSE(s.servers.empty()) << s.record.instance;
+        }
         daemons.push_back(s.record.process);
         for (const auto& d : {mps_pipe_dir(config_, s.record.instance), mps_log_dir(config_, s.record.instance)}) {
             struct stat st;
@@ -271,22 +296,15 @@ TEST_P(MpsDaemonTest, ServersDoNotOutliveAKilledDaemon) {
     auto states = daemon_states(config_, true);
     ASSERT_TRUE(states.ok());
     ASSERT_EQ(states->size(), 1u);
-    std::vector<pid_t> servers;
-    for (const auto& line : split((*states)[0].servers, '\n'))
-        if (auto pid = parse_u64(trim(line))) servers.push_back(static_cast<pid_t>(*pid));
-    EXPECT_EQ(servers.empty(), real_);
+    auto servers = server_pids((*states)[0].servers);
+    // The fake's server waits 0.5 s, so it is listed; the real one's may already be gone, or
+    // still listed on a loaded machine (seen in CI): either way it must not outlive the daemon.
+    if (!real_) {
+        EXPECT_FALSE(servers.empty());
+    }
     kill((*states)[0].record.process.pid, SIGKILL);
     ASSERT_TRUE(gone_soon((*states)[0].record.process));
-    for (pid_t server : servers) {
-        bool gone = false;
-        for (int i = 0; i < 300 && !gone; ++i) {  // 3 s: the fake's server waits 0.5 s
-            auto stat = read_proc_stat(RootFs("/"), server);
-            gone = !stat || stat->gone();
-            if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-        EXPECT_TRUE(gone) << "server " << server << " outlived its daemon";
-        if (!gone) kill(server, SIGKILL);
-    }
+    for (pid_t server : servers) EXPECT_TRUE(server_gone_soon(server)) << "server " << server << " outlived its daemon";
 }
 
 TEST_P(MpsDaemonTest, MissingControlProgramFailsAndLeavesNothingRunning) {

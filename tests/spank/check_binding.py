@@ -1,8 +1,7 @@
 #!/usr/bin/python3
 # check_binding.py NODE_JSON ROOT MODE < task reports: for every task, the partitions it was
 # told of must be exactly the partitions it can open (MODE "exact"), or a subset of them
-# ("advisory": --xpart-confine=no, the environment only advises; "withheld": exact, and a task
-# may be told of no device, "-1", when it can open none of the step's; "launch": advisory under
+# ("advisory": --xpart-confine=no, the environment only advises; "launch": advisory under
 # `xpart launch`, which narrows only the vendor list, so GPU_DEVICE_ORDINAL and
 # SLURM_STEP_GPUS stay the step's and only have to contain it). A partition is openable when
 # every device file only it has (its MIG CI capability, its XCP render node) opens: OK, or
@@ -40,10 +39,9 @@ for t in sorted(tasks, key=lambda t: int(t["env"]["SLURM_LOCALID"])):
             fail(f"task {tid}: unexpected open() result {[opened.get(f) for f in files]}")
     slurm = {int(x) for x in env.get("SLURM_STEP_GPUS", "").split(",") if x != ""}
     told = set()
-    # "-1": told no device; MODE "withheld" only (exact otherwise): confined where Slurm's own
-    # per-task binding gave the partition xpart chose for the task to another task.
+    # "-1": told no device, which no row's task may be (each can open one of the step's).
     nothing = env.get("CUDA_VISIBLE_DEVICES", env.get("ROCR_VISIBLE_DEVICES")) == "-1"
-    if nothing and mode != "withheld":
+    if nothing:
         fail(f"task {tid}: told no device (-1)")
     if "CUDA_VISIBLE_DEVICES" in env and not nothing:
         for tok in env["CUDA_VISIBLE_DEVICES"].split(","):
@@ -67,7 +65,7 @@ for t in sorted(tasks, key=lambda t: int(t["env"]["SLURM_LOCALID"])):
         fail(f"task {tid}: GPU_DEVICE_ORDINAL={env.get('GPU_DEVICE_ORDINAL')} but the vendor list is {vendor}")
     if mode != "launch" and slurm != told:
         fail(f"task {tid}: SLURM_STEP_GPUS={sorted(slurm)} but the vendor list names {sorted(told)}")
-    ok = told == openable if mode in ("exact", "withheld") else told <= openable and told
+    ok = told == openable if mode == "exact" else told <= openable and told
     print(f"task {tid}: told {sorted(told)} openable {sorted(openable)} cgroup {t['cgroup'].rsplit('/', 1)[-1]}")
     if not ok:
         fail(f"task {tid}: told {sorted(told)}, can open {sorted(openable)} ({mode})")

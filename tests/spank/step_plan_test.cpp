@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -370,37 +371,67 @@ TEST(TaskEnvTest, AmdUnconfinedNamesTheXcpAsTheTaskSeesIt) {
     EXPECT_EQ(as_map(task_env(step, 0, env, false, none))["ROCR_VISIBLE_DEVICES"], std::optional<std::string>("-1"));
 }
 
-// Confined on cgroup v2, Slurm's per-task program still runs beside ours: a rank whose
-// partition Slurm gave to another task opens none of it and is told so, on both vendors.
-TEST(TaskEnvTest, ConfinedRankThatCannotOpenItsPartitionIsToldNone) {
-    for (const Node& node : {a100_mig(), mi300x()}) {
-        StepPlan step = hand_plan(node, "1,3", 2, StepBind::Rank);
-        const EnvMap env = {{"SLURM_STEP_GPUS", "1,3"}};
-        const Partition& p1 = task_partition(step, 1);
-        // Task 0 may open only task 1's own files (Slurm's choice), shared ones too.
-        const DeviceOpenable slurms_choice = [&](const DeviceFile& f) {
-            if (f.shared) return true;
-            for (const auto& mine : p1.device_files)
-                if (mine.path == f.path) return true;
-            return false;
-        };
-        std::string note;
-        auto t0 = as_map(task_env(step, 0, env, true, slurms_choice, &note));
-        EXPECT_EQ(t0["CUDA_VISIBLE_DEVICES"], std::optional<std::string>("-1"));
-        EXPECT_EQ(t0["ROCR_VISIBLE_DEVICES"], std::optional<std::string>("-1"));
-        EXPECT_EQ(t0["GPU_DEVICE_ORDINAL"], std::optional<std::string>("-1"));
-        // Nothing names a partition it cannot open: SLURM_STEP_GPUS and XPART_PARTITION unset.
-        ASSERT_TRUE(t0.count("SLURM_STEP_GPUS"));
-        EXPECT_EQ(t0["SLURM_STEP_GPUS"], std::nullopt);
-        EXPECT_FALSE(t0.count("XPART_PARTITION") && t0["XPART_PARTITION"]);
-        EXPECT_NE(note.find("gave partition 1,"), std::string::npos) << note;
-        std::string none;
-        auto t1 = as_map(task_env(step, 1, env, true, slurms_choice, &none));
-        EXPECT_NE(t1["GPU_DEVICE_ORDINAL"], std::optional<std::string>("-1"));
-        EXPECT_EQ(t1["SLURM_STEP_GPUS"], std::optional<std::string>("3"));
-        EXPECT_EQ(none, "");
-    }
+// Slurm's own per-task choice (--gpu-bind, --gpus-per-task) holds beside xpart's on both
+// hierarchies: a task is bound to a partition its rules let it open, the plan's while it can,
+// and told of none when it can open none of the step's; on both vendors, confined or not.
+struct SlurmChoiceCase {
+    const char* name;
+    int task;
+    std::vector<int> slurm_gave;  // the step's slots Slurm's rules let the task open
+    std::optional<std::string> step_gpus;  // what SLURM_STEP_GPUS says (nullopt: unset)
+    const char* note;                      // part of the note ("" = no note)
+};
+
+const SlurmChoiceCase kSlurmChoiceCases[] = {
+    {"everything_opens", 0, {0, 1}, "1", ""},
+    {"its_own", 1, {1}, "3", ""},
+    {"swapped_task0", 0, {1}, "3", "gave partition 1, which --xpart-bind chose for this task, to another task; bound to partition 3"},
+    {"swapped_task1", 1, {0}, "1", "gave partition 3, which --xpart-bind chose for this task, to another task; bound to partition 1"},
+    {"none", 0, {}, std::nullopt, "left this task none of the step's partitions"},
+};
+
+class SlurmChoiceTest : public ::testing::TestWithParam<SlurmChoiceCase> {};
+
+TEST_P(SlurmChoiceTest, TaskIsBoundWithinWhatSlurmGaveIt) {
+    const SlurmChoiceCase& c = GetParam();
+    for (const Node& node : {a100_mig(), mi300x()})
+        for (bool confined : {true, false}) {
+            StepPlan step = hand_plan(node, "1,3", 2, StepBind::Rank);
+            const EnvMap env = {{"SLURM_STEP_GPUS", "1,3"}};
+            std::set<std::string> own;
+            for (int slot : c.slurm_gave)
+                for (const auto& f : slot_partition(step, static_cast<std::size_t>(slot)).device_files) own.insert(f.path);
+            const DeviceOpenable slurms = [&](const DeviceFile& f) { return f.shared || own.count(f.path) > 0; };
+            const std::string where = std::string(node.gpus[0].vendor == Vendor::Nvidia ? "nvidia" : "amd") +
+                                      (confined ? " confined" : " unconfined");
+            std::string note;
+            auto got = as_map(task_env(step, c.task, env, confined, slurms, &note));
+            ASSERT_TRUE(got.count("SLURM_STEP_GPUS")) << where;
+            EXPECT_EQ(got["SLURM_STEP_GPUS"], c.step_gpus) << where;
+            const auto device = got.count("CUDA_VISIBLE_DEVICES") ? got["CUDA_VISIBLE_DEVICES"] : got["ROCR_VISIBLE_DEVICES"];
+            const auto ordinal = got["GPU_DEVICE_ORDINAL"];
+            if (c.step_gpus) {
+                const std::size_t slot = c.step_gpus == std::optional<std::string>("1") ? 0 : 1;
+                EXPECT_EQ(task_slot(step, c.task, slurms), slot) << where;
+                EXPECT_NE(ordinal, std::optional<std::string>("-1")) << where;
+                EXPECT_TRUE(got.count("XPART_PARTITION") && got["XPART_PARTITION"]) << where;
+            } else {
+                EXPECT_EQ(ordinal, std::optional<std::string>("-1")) << where;
+                if (node.gpus[0].vendor == Vendor::Nvidia) {
+                    EXPECT_EQ(device, std::optional<std::string>("-1")) << where;
+                }
+                EXPECT_FALSE(got.count("XPART_PARTITION") && got["XPART_PARTITION"]) << where;
+            }
+            if (*c.note) {
+                EXPECT_NE(note.find(c.note), std::string::npos) << where << ": " << note;
+            } else {
+                EXPECT_EQ(note, "") << where;
+            }
+        }
 }
+
+INSTANTIATE_TEST_SUITE_P(Slurm, SlurmChoiceTest, ::testing::ValuesIn(kSlurmChoiceCases),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace xpart::launch
