@@ -111,6 +111,12 @@ const Partition& task_partition(const StepPlan& step, int local_id) {
     return slot_partition(step, step.plan.assignments.at(static_cast<std::size_t>(local_id)).slot);
 }
 
+std::vector<unsigned> task_cpus(const StepPlan& step, int local_id, std::size_t slot) {
+    const RankAssignment& me = step.plan.assignments.at(static_cast<std::size_t>(local_id));
+    if (me.cpus.empty() || slot == me.slot) return me.cpus;
+    return step.plan.slots.at(slot).cpus;
+}
+
 std::vector<DeviceFile> step_device_files(const StepPlan& step) {
     std::vector<DeviceFile> files;
     for (std::size_t slot = 0; slot < step.plan.allotment.partitions.size(); ++slot)
@@ -158,7 +164,7 @@ std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap
     }
     // What the whole step holds on this node, for programs that look beyond their own.
     if (const std::string* all = env_get(step_env, "SLURM_STEP_GPUS")) env["XPART_STEP_GPUS"] = *all;
-    if (!me.cpus.empty()) env["XPART_CPUS"] = format_cpu_list(me.cpus);
+    if (const auto cpus = task_cpus(step, local_id, slot); !cpus.empty()) env["XPART_CPUS"] = format_cpu_list(cpus);
     apply_nic_env(env, step.node.gpus[mine.gpu], step.nic);
 
     std::vector<EnvChange> changes;

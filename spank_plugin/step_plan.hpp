@@ -59,6 +59,9 @@ bool partition_openable(const Partition& p, const DeviceOpenable& openable);
 // slurmstepd asks from the task's cgroup before confining it; the task asks again itself and,
 // confined, can open only the partition chosen then, so both name the same one.
 std::size_t task_slot(const StepPlan& step, int local_id, const DeviceOpenable& openable);
+// Closest: the CPUs to pin local task `local_id` to when it runs on `slot`: its share near the
+// planned partition, or all near the one Slurm's rules moved it to. Else none.
+std::vector<unsigned> task_cpus(const StepPlan& step, int local_id, std::size_t slot);
 // The partition in allotment slot `slot`.
 const Partition& slot_partition(const StepPlan& step, std::size_t slot);
 // The partition the plan gives local task `local_id`, whatever Slurm's rules say.

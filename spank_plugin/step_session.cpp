@@ -51,27 +51,35 @@ Result<StepSession> StepSession::begin(const StepOptions& options, const RootFs&
     return s;
 }
 
+Result<std::size_t> StepSession::slot_within_slurms_rules(int local_id, const TaskCgroup& where) const {
+    // Slurm's per-task rules live only in its task cgroups; elsewhere the step's rules hold,
+    // which allow every partition of the step.
+    if (!where.slurms) return plan_->plan.assignments.at(static_cast<std::size_t>(local_id)).slot;
+    auto allowed = task_openable(where, root_, step_device_files(*plan_));
+    if (!allowed) return allowed.error();
+    return task_slot(*plan_, local_id, *allowed);
+}
+
 Status StepSession::confine(int local_id, pid_t task) {
     if (!plan_) return ok_status();
+    const bool confining = options_.effective_confine();
+    const auto& me = plan_->plan.assignments.at(static_cast<std::size_t>(local_id));
+    if (!confining && me.cpus.empty()) return ok_status();  // the task's own probe decides
     // Slurm placed the task in its cgroups, with its per-task device rules, before this call
     // (task_g_pre_launch_priv in 24.11, post_set_affinity in 22.05): the partition is chosen
-    // among those they let the task open.
+    // among those they let the task open, as the task's own probe will choose it.
     auto where = task_cgroup(task);
-    if (!where) return where.error();
-    auto openable = task_openable(*where, root_, step_device_files(*plan_));
-    if (!openable) return openable.error();
-    const std::size_t slot = task_slot(*plan_, local_id, *openable);
-    if (options_.effective_confine()) {
-        auto dir = confine_task(*where, plan_->node, slot_partition(*plan_, slot), task,
+    if (!where && confining) return where.error();
+    Result<std::size_t> slot = where ? slot_within_slurms_rules(local_id, *where) : Result<std::size_t>(me.slot);
+    if (!slot) return slot.error();
+    if (confining) {
+        auto dir = confine_task(*where, plan_->node, slot_partition(*plan_, *slot), task,
                                 static_cast<unsigned>(local_id));
         if (!dir) return dir.error();
         if (!dir->empty()) cgroups_[local_id] = *dir;
     }
-    // Closest: the rank's share of the CPUs near its planned partition, or, where Slurm's
-    // rules moved it to another, the CPUs near that one.
-    const auto& me = plan_->plan.assignments.at(static_cast<std::size_t>(local_id));
-    if (me.cpus.empty()) return ok_status();
-    return pin(task, slot == me.slot ? me.cpus : plan_->plan.slots.at(slot).cpus, notes_);
+    const auto cpus = task_cpus(*plan_, local_id, *slot);
+    return cpus.empty() ? ok_status() : pin(task, cpus, notes_);
 }
 
 std::vector<EnvChange> StepSession::env(int local_id, const EnvMap& task_env, std::string* note) const {

@@ -15,6 +15,7 @@
 #include "mps/mps.hpp"
 #include "spank_plugin/step_options.hpp"
 #include "spank_plugin/step_plan.hpp"
+#include "spank_plugin/task_confine.hpp"
 
 namespace xpart::launch {
 
@@ -32,7 +33,8 @@ public:
                                      const EnvMap& step_env, const StepIdentity& id);
 
     bool binds() const { return plan_.has_value(); }
-    // Root, slurmstepd: the task's own device cgroup (when confining) and its CPUs (Closest).
+    // Root, slurmstepd: the task's partition within what Slurm's per-task rules allow, its own
+    // device rules (when confining) and its CPUs (Closest).
     Status confine(int local_id, pid_t task);
     // In the task: what its environment must say.
     std::vector<EnvChange> env(int local_id, const EnvMap& task_env, std::string* note = nullptr) const;
@@ -44,6 +46,9 @@ public:
     const std::vector<std::string>& notes() const { return notes_; }
 
 private:
+    // The allotment slot of the task in `where`, within what Slurm's rules there allow.
+    Result<std::size_t> slot_within_slurms_rules(int local_id, const TaskCgroup& where) const;
+
     StepOptions options_;
     RootFs root_;
     StepIdentity id_;

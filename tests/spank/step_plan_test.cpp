@@ -430,6 +430,20 @@ TEST_P(SlurmChoiceTest, TaskIsBoundWithinWhatSlurmGaveIt) {
         }
 }
 
+// Closest: a task Slurm's rules moved to another partition is pinned near that one.
+TEST(SlurmChoice, ClosestTaskMovedIsPinnedNearItsPartition) {
+    StepPlan step = hand_plan(a100_mig(), "1,3", 2, StepBind::Closest);
+    const EnvMap env = {{"SLURM_STEP_GPUS", "1,3"}};
+    std::set<std::string> own;
+    for (const auto& f : slot_partition(step, 1).device_files) own.insert(f.path);
+    const DeviceOpenable slurms = [&](const DeviceFile& f) { return f.shared || own.count(f.path) > 0; };
+    EXPECT_EQ(format_cpu_list(task_cpus(step, 0, 0)), "0-7");
+    EXPECT_EQ(format_cpu_list(task_cpus(step, 0, 1)), "8-15");
+    EXPECT_EQ(as_map(task_env(step, 0, env, true, slurms))["XPART_CPUS"], std::optional<std::string>("8-15"));
+    // Rank binding pins nothing, wherever the task runs.
+    EXPECT_TRUE(task_cpus(hand_plan(a100_mig(), "1,3", 2, StepBind::Rank), 0, 1).empty());
+}
+
 INSTANTIATE_TEST_SUITE_P(Slurm, SlurmChoiceTest, ::testing::ValuesIn(kSlurmChoiceCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
