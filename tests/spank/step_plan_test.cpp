@@ -392,16 +392,22 @@ const SlurmChoiceCase kSlurmChoiceCases[] = {
 
 class SlurmChoiceTest : public ::testing::TestWithParam<SlurmChoiceCase> {};
 
+// What a task opens when Slurm's per-task rules gave it these slots: their files, and every
+// shared one.
+DeviceOpenable slurm_gave(const StepPlan& step, const std::vector<int>& slots) {
+    std::set<std::string> own;
+    for (int slot : slots)
+        for (const auto& f : slot_partition(step, static_cast<std::size_t>(slot)).device_files) own.insert(f.path);
+    return [own](const DeviceFile& f) { return f.shared || own.count(f.path) > 0; };
+}
+
 TEST_P(SlurmChoiceTest, TaskIsBoundWithinWhatSlurmGaveIt) {
     const SlurmChoiceCase& c = GetParam();
     for (const Node& node : {a100_mig(), mi300x()})
         for (bool confined : {true, false}) {
             StepPlan step = hand_plan(node, "1,3", 2, StepBind::Rank);
             const EnvMap env = {{"SLURM_STEP_GPUS", "1,3"}};
-            std::set<std::string> own;
-            for (int slot : c.slurm_gave)
-                for (const auto& f : slot_partition(step, static_cast<std::size_t>(slot)).device_files) own.insert(f.path);
-            const DeviceOpenable slurms = [&](const DeviceFile& f) { return f.shared || own.count(f.path) > 0; };
+            const DeviceOpenable slurms = slurm_gave(step, c.slurm_gave);
             const std::string where = std::string(node.gpus[0].vendor == Vendor::Nvidia ? "nvidia" : "amd") +
                                       (confined ? " confined" : " unconfined");
             std::string note;
@@ -434,9 +440,7 @@ TEST_P(SlurmChoiceTest, TaskIsBoundWithinWhatSlurmGaveIt) {
 TEST(SlurmChoice, ClosestTaskMovedIsPinnedNearItsPartition) {
     StepPlan step = hand_plan(a100_mig(), "1,3", 2, StepBind::Closest);
     const EnvMap env = {{"SLURM_STEP_GPUS", "1,3"}};
-    std::set<std::string> own;
-    for (const auto& f : slot_partition(step, 1).device_files) own.insert(f.path);
-    const DeviceOpenable slurms = [&](const DeviceFile& f) { return f.shared || own.count(f.path) > 0; };
+    const DeviceOpenable slurms = slurm_gave(step, {1});
     EXPECT_EQ(format_cpu_list(task_cpus(step, 0, 0)), "0-7");
     EXPECT_EQ(format_cpu_list(task_cpus(step, 0, 1)), "8-15");
     EXPECT_EQ(as_map(task_env(step, 0, env, true, slurms))["XPART_CPUS"], std::optional<std::string>("8-15"));
