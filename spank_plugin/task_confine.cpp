@@ -49,10 +49,14 @@ Status take_back(const std::string& dir) {
 
 Result<TaskCgroup> task_cgroup(pid_t task) {
     RootFs live("/");
+    return task_cgroup(task, [&live](const std::string& path) { return live.read(path); });
+}
+
+Result<TaskCgroup> task_cgroup(pid_t task, const ProcRead& read) {
     const std::string cgroup_file = "/proc/" + std::to_string(task) + "/cgroup";
     auto locate = [&]() -> Result<TaskCgroup> {
-        auto mountinfo = live.read("/proc/self/mountinfo");
-        auto cgroups = live.read(cgroup_file);
+        auto mountinfo = read("/proc/self/mountinfo");
+        auto cgroups = read(cgroup_file);
         if (!mountinfo) return mountinfo.error();
         if (!cgroups) return cgroups.error();
         auto layout = cgroup::parse_cgroup_layout(*mountinfo, *cgroups, "/proc/self/mountinfo", cgroup_file);

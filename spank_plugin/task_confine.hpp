@@ -18,6 +18,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,13 @@ struct TaskCgroup {
     bool slurms = false;   // Slurm's own task cgroup (narrowed in place)
 };
 
-// The task's device cgroup, Slurm's taken back from the user. Error: one line.
+// The task's device cgroup, Slurm's taken back from the user, then looked up again: a user
+// who renamed it in between fails the task. Error: one line.
 Result<TaskCgroup> task_cgroup(pid_t task);
+// The same, with what it reads (/proc/self/mountinfo, /proc/<task>/cgroup) read by `read`
+// (tests answer differently from one read to the next).
+using ProcRead = std::function<Result<std::string>(const std::string& path)>;
+Result<TaskCgroup> task_cgroup(pid_t task, const ProcRead& read);
 
 // Whether the task may open a device file, as its cgroup's rules say now: `files` (host paths
 // through `root`) are probed at once; any other file asked of the result counts as openable.
