@@ -69,10 +69,23 @@ else
 fi
 
 # slurmd exits when this returns; the next slurmd starts once it has gone (the same Port and
-# pid file may be reused).
+# pid file may be reused). Slurm 22.05's slurmd can miss its own shutdown signal (sent while
+# its message thread is between its shutdown check and accept()) and then sleeps until the
+# next RPC reaches it, minutes later: every 10 s the signal is sent again, to that same
+# process only (its start time, read now, must still match).
+started=
+[ -z "$slurmd_pid" ] || started=$(sed 's/.*) //' "/proc/$slurmd_pid/stat" 2>/dev/null | awk '{print $20}')
 setsid -f bash -c '
-  pid=$1 next=$2 down=$3 reason=$4 start=$5 refused=$6
-  while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+  pid=$1 next=$2 down=$3 reason=$4 start=$5 refused=$6 started=$7 n=0
+  while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; do
+    sleep 0.1
+    n=$((n + 1))
+    if ((n % 100 == 0)) && [ -n "$started" ] &&
+      [ "$(sed "s/.*) //" "/proc/$pid/stat" 2>/dev/null | awk "{print \$20}")" = "$started" ]; then
+      logger -t xpart-reboot "slurmd $pid still runs $((n / 10)) s after its reboot: SIGTERM again"
+      kill -TERM "$pid" 2>/dev/null
+    fi
+  done
   $start "$next" || logger -t xpart-reboot "starting slurmd as $next failed"
   scontrol update nodename="$down" state=POWER_DOWN_FORCE reason="$reason" ||
     logger -t xpart-reboot "powering $down down failed"
@@ -84,6 +97,6 @@ setsid -f bash -c '
     case $st in *NOT_RESPONDING*|*REBOOT*|*POWER*|"") sleep 0.1 ;; *) break ;; esac
   done
   scontrol update nodename="$next" state=RESUME || logger -t xpart-reboot "resuming $next failed"
-' xpart-reboot-finish "$slurmd_pid" "$next" "$down" "$reason" "${XPART_SLURMD_START:-slurmd -b -N}" "$refused" \
+' xpart-reboot-finish "$slurmd_pid" "$next" "$down" "$reason" "${XPART_SLURMD_START:-slurmd -b -N}" "$refused" "$started" \
   </dev/null >/dev/null 2>&1
 [ "$refused" = 0 ]
