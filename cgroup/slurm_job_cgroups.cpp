@@ -20,6 +20,15 @@ bool all_digits(std::string_view s) {
     return true;
 }
 
+// print_sluid's form (src/common/sluid.c): "s", then 13 upper-case Crockford base-32 digits.
+bool is_sluid(std::string_view s) {
+    constexpr std::string_view kDigits = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    if (s.size() != 14 || s[0] != 's') return false;
+    for (char c : s.substr(1))
+        if (kDigits.find(c) == std::string_view::npos) return false;
+    return true;
+}
+
 bool is_dir(const std::string& path) {
     struct stat st {};
     return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -47,6 +56,8 @@ Status check_query(const SlurmJobQuery& q) {
         return Error{"--job '" + q.job_id + "': expected a decimal Slurm job id"};
     if (q.node.find('/') != std::string::npos || q.node == "." || q.node == "..")
         return Error{"--node '" + q.node + "': expected a Slurm NodeName"};
+    if (!q.sluid.empty() && !is_sluid(q.sluid))
+        return Error{"--sluid '" + q.sluid + "': expected a Slurm SLUID (s and 13 base-32 digits, as in SLURM_JOB_SLUID)"};
     return ok_status();
 }
 
@@ -79,7 +90,9 @@ Result<std::vector<SweepEntry>> sweep_slurm_job(Hierarchy h, const std::string& 
         out.push_back(remove_if_empty(h, job_dir, host));
     };
     if (h == Hierarchy::V2) {
-        if (is_dir(where.base + "/" + job)) sweep_job_dir(where.base + "/" + job);
+        // Named by the SLUID on 26.05 (by job id with CgroupJobIdPaths=yes, and before 26.05).
+        for (const std::string& name : {job, q.sluid})
+            if (!name.empty() && is_dir(where.base + "/" + name)) sweep_job_dir(where.base + "/" + name);
         return out;
     }
     // v1: the job hangs below its owner's uid_<uid>; the uid cgroup is removed too once

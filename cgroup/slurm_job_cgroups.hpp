@@ -9,7 +9,9 @@
 //       ("slurm" instead of "slurm_<node>" when slurmd is built without multiple-slurmd
 //       support; Debian's is built with it)
 //   v2: <mount>/system.slice/<node>_slurmstepd.scope/job_<id>/step_<step>/{slurm,user/task_<k>}
-//       ("slurmstepd.scope" without multiple-slurmd)
+//       ("slurmstepd.scope" without multiple-slurmd); from Slurm 26.05 the job level is named
+//       by the job's SLUID (cgroup_v2.c cgroup_p_step_create: print_sluid, "s" and 13
+//       Crockford base-32 characters) unless cgroup.conf sets CgroupJobIdPaths=yes
 // <step> is a number or batch, extern, interactive. slurmstepd rmdirs task_*, then the step,
 // then (best effort) the job and the uid cgroup when the step ends; a child it does not know
 // makes the first rmdir fail and everything above it stays.
@@ -32,9 +34,10 @@ namespace xpart::cgroup {
 struct SlurmJobQuery {
     std::string job_id;  // decimal job id (SLURM_JOB_ID)
     std::string node;    // the slurmd's NodeName (SLURMD_NODENAME); empty: a single-slurmd build
+    std::string sluid;   // SLURM_JOB_SLUID (Slurm 26.05 and later); empty: the series has none
 };
-// Error (naming the option and value) for a job id that is not decimal or a node name that
-// could leave its directory.
+// Error (naming the option and value) for a job id that is not decimal, a node name that
+// could leave its directory, or a SLUID not in Slurm's printed form.
 Status check_query(const SlurmJobQuery& q);
 
 // The directory Slurm's cgroups of this node hang from on one hierarchy, and the one it locks.

@@ -37,6 +37,7 @@ struct CgroupOptions {
     bool remove = false;
     std::string job;
     std::string node;
+    std::string sluid;
     bool dry_run = false;
 };
 
@@ -197,6 +198,7 @@ constexpr unsigned kSweepDepth = 32;
 
 int run_sweep(const CgroupOptions& o) {
     if (!o.job.empty() && !o.path.empty()) return fail("cgroup", "sweep: give --job or --cgroup, not both");
+    if (!o.sluid.empty() && o.job.empty()) return fail("cgroup", "sweep: --sluid '" + o.sluid + "' needs --job");
     if (o.hierarchy != "auto" && o.hierarchy != "v1" && o.hierarchy != "v2")
         return fail("cgroup", "--hierarchy '" + o.hierarchy + "': expected v1, v2 or auto");
     auto layout = cgroup::detect_cgroup_layout(RootFs("/"));
@@ -216,7 +218,7 @@ int run_sweep(const CgroupOptions& o) {
                 entries.insert(entries.end(), found.begin(), found.end());
                 continue;
             }
-            auto found = cgroup::sweep_slurm_job(h, layout->mount(h), {o.job, o.node}, host);
+            auto found = cgroup::sweep_slurm_job(h, layout->mount(h), {o.job, o.node, o.sluid}, host);
             if (!found) return fail("cgroup", found.error().message);
             entries.insert(entries.end(), found->begin(), found->end());
         }
@@ -270,6 +272,9 @@ void add_cgroup_command(CLI::App& app, const GlobalOptions& global, Runner& run)
                       "when empty");
     sweep->add_option("--node", opts->node, "the slurmd's NodeName (for --job; its cgroups are slurm_<node>)")
         ->envname("SLURMD_NODENAME");
+    sweep->add_option("--sluid", opts->sluid,
+                      "the job's SLUID, SLURM_JOB_SLUID (for --job; Slurm 26.05 names a job's v2 "
+                      "cgroup by it)");
     sweep->add_option("--cgroup", opts->path,
                       "sweep only below this cgroup (default: every mounted hierarchy)");
     sweep->add_option("--hierarchy", opts->hierarchy, "v1, v2 or auto (default: both)");

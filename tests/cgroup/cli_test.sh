@@ -69,6 +69,8 @@ unknown partition|apply --cgroup ${PREFIX}_x --partitions MIG-zz|xpart cgroup: -
 bad job id|sweep --job 7x|xpart cgroup: --job '7x': expected a decimal Slurm job id
 bad node|sweep --job 7 --node ../x|xpart cgroup: --node '../x': expected a Slurm NodeName
 bad sweep hierarchy|sweep --hierarchy v3|xpart cgroup: --hierarchy 'v3': expected v1, v2 or auto
+bad sluid|sweep --job 7 --sluid s0123/../9ABCD|xpart cgroup: --sluid 's0123/../9ABCD': expected a Slurm SLUID (s and 13 base-32 digits, as in SLURM_JOB_SLUID)
+sluid without job|sweep --sluid s0123456789ABC|xpart cgroup: sweep: --sluid 's0123456789ABC' needs --job
 job and cgroup|sweep --job 7 --cgroup ${PREFIX}_x|xpart cgroup: sweep: give --job or --cgroup, not both
 deny under deny-all|apply --cgroup ${PREFIX}_x --policy deny-all --deny 'c 1:3 r' --allow 'c 1:5 r'|xpart cgroup: --deny needs --policy deny-managed (deny-all denies everything not allowed)
 EOT
@@ -101,6 +103,20 @@ done
 out=$("$X" cgroup sweep --job 4294967290 --node "${PREFIX}_node" 2>&1); rc=$?
 check "sweep --job of an unknown job (output)" "" "$out"
 check "sweep --job of an unknown job (exit 0)" 0 "$rc"
+
+# The shipped Epilog passes Slurm's variables through, the SLUID only where Slurm sets one
+# (26.05). A stand-in xpart records its arguments; /etc/default is emptied for it (unshare).
+stub=$(mktemp -d); printf '#!/bin/sh\necho "$@" >>%s/args\n' "$stub" >"$stub/xpart"; chmod +x "$stub/xpart"
+epilog() {
+    env -i PATH=/usr/bin:/bin XPART="$stub/xpart" SLURM_JOB_ID=7 SLURMD_NODENAME=n1 "$@" \
+        unshare --mount sh -c 'mount -t tmpfs none /etc/default && exec bash "$0"' \
+        "${XPART_SRCDIR:?}/etc/epilog.d/xpart-cgroup.sh"
+}
+epilog; epilog SLURM_JOB_SLUID=s0123456789ABC
+check "Epilog's sweep arguments, without and with a SLUID" \
+    "$(printf 'cgroup sweep --job 7 --node n1\ncgroup sweep --job 7 --node n1 --sluid s0123456789ABC')" \
+    "$(cat "$stub/args")"
+rm -rf "$stub"
 
 left=$(ls -d /sys/fs/cgroup/devices/${PREFIX}* "$V2"/${PREFIX}* 2>/dev/null)
 check "no test cgroup left" "" "$left"

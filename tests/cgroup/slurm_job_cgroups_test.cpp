@@ -19,7 +19,7 @@ struct QueryCase {
 class Query : public ::testing::TestWithParam<QueryCase> {};
 TEST_P(Query, RejectsWhatCouldLeaveTheNodesTree) {
     const auto& c = GetParam();
-    auto s = check_query({c.job, c.node});
+    auto s = check_query({c.job, c.node, ""});
     EXPECT_EQ(s.ok(), c.ok) << c.job << " " << c.node;
     if (!s.ok()) {
         const std::string value = std::string(c.job).find_first_not_of("0123456789") != std::string::npos ||
@@ -35,6 +35,31 @@ INSTANTIATE_TEST_SUITE_P(Cases, Query,
                                            QueryCase{"-7", "n1", false}, QueryCase{"../7", "n1", false},
                                            QueryCase{"12345678901", "n1", false},
                                            QueryCase{"7", "a/b", false}, QueryCase{"7", "..", false}));
+
+// A SLUID names a directory root creates and removes in: only print_sluid's exact form.
+struct SluidCase {
+    const char* sluid;
+    bool ok;
+};
+class SluidQuery : public ::testing::TestWithParam<SluidCase> {};
+TEST_P(SluidQuery, AcceptsOnlySlurmsPrintedForm) {
+    const auto& c = GetParam();
+    auto s = check_query({"7", "n1", c.sluid});
+    EXPECT_EQ(s.ok(), c.ok) << c.sluid;
+    if (!s.ok()) {
+        EXPECT_EQ(s.error().message.rfind(std::string("--sluid '") + c.sluid + "'", 0), 0u) << s.error().message;
+    }
+}
+INSTANTIATE_TEST_SUITE_P(Cases, SluidQuery,
+                         ::testing::Values(SluidCase{"", true}, SluidCase{"s0123456789ABC", true},
+                                           SluidCase{"sZZZZZZZZZZZZZ", true},
+                                           SluidCase{"s0123456789AB", false},     // 12 digits
+                                           SluidCase{"s0123456789ABCD", false},   // 14 digits
+                                           SluidCase{"S0123456789ABC", false},
+                                           SluidCase{"s0123456789abc", false},    // lower case
+                                           SluidCase{"s0123456789ABI", false},    // I: not Crockford
+                                           SluidCase{"s0123/../9ABCD", false},
+                                           SluidCase{"job_7", false}));
 
 TEST(SlurmNodeCgroups, LayoutOfSlurm2205) {
     EXPECT_EQ(slurm_node_cgroups(Hierarchy::V1, "/m", "n1").base, "/m/slurm_n1");
@@ -55,6 +80,7 @@ struct JobCase {
     std::string job;
     std::vector<std::string> gone;
     std::vector<std::string> kept;
+    std::string sluid = "";
 };
 class JobSweep : public ::testing::TestWithParam<JobCase> {};
 TEST_P(JobSweep, RemovesOnlyThatJobsEmptyCgroups) {
@@ -62,7 +88,7 @@ TEST_P(JobSweep, RemovesOnlyThatJobsEmptyCgroups) {
     FakeCgroupTree t;
     for (const auto& [dir, pids] : c.tree) t.cgroup(dir, pids);
     for (int pid : c.live_xpart) t.process(pid, "xpart");
-    auto entries = sweep_slurm_job(c.h, t.path(""), {c.job, "n1"}, t.host());
+    auto entries = sweep_slurm_job(c.h, t.path(""), {c.job, "n1", c.sluid}, t.host());
     ASSERT_TRUE(entries.ok()) << entries.error().message;
     std::string report;
     for (const auto& e : *entries) report += format_entry(e) + "\n";
@@ -150,13 +176,48 @@ INSTANTIATE_TEST_SUITE_P(
                 "7",
                 {kV2 + "job_7"},
                 {kV2 + "job_8/step_0/user/task_0"}},
+        // Slurm 26.05: the job's v2 cgroup is named by its SLUID (job_<id> with CgroupJobIdPaths).
+        JobCase{"v2_sluid_layout",
+                Hierarchy::V2,
+                {{kV2 + "s0ABCDEFGHJKMN/step_0/user/task_0/xpart_rank0_100", {}},
+                 {kV2 + "s0ABCDEFGHJKMN/step_extern/slurm", {}},
+                 {kV2 + "s0ABCDEFGHJKMP/step_0/user/task_0", {31}},
+                 {kV2 + "s0ABCDEFGHJKMQ/step_0/user/task_0", {}}},
+                {},
+                "7",
+                {kV2 + "s0ABCDEFGHJKMN"},
+                {kV2 + "s0ABCDEFGHJKMP/step_0/user/task_0", kV2 + "s0ABCDEFGHJKMQ/step_0/user/task_0"},
+                "s0ABCDEFGHJKMN"},
+        JobCase{"v2_sluid_unknown_untouched",
+                Hierarchy::V2,
+                {{kV2 + "s0ABCDEFGHJKMN/step_0/user/task_0/xpart_rank0_100", {}}},
+                {},
+                "7",
+                {},
+                {kV2 + "s0ABCDEFGHJKMN/step_0/user/task_0/xpart_rank0_100"}},
+        JobCase{"v2_job_id_paths_beside_sluid",
+                Hierarchy::V2,
+                {{kV2 + "job_7/step_0/user/task_0/xpart_rank0_100", {}}},
+                {},
+                "7",
+                {kV2 + "job_7"},
+                {},
+                "s0ABCDEFGHJKMN"},
+        JobCase{"v1_names_jobs_by_id",
+                Hierarchy::V1,
+                {{kV1 + "job_7/step_0/task_0/xpart_rank0_100", {}}, {kV1 + "s0ABCDEFGHJKMN/step_0", {}}},
+                {},
+                "7",
+                {kV1 + "job_7"},
+                {kV1 + "s0ABCDEFGHJKMN/step_0"},
+                "s0ABCDEFGHJKMN"},
         JobCase{"no_tree_nothing_done", Hierarchy::V1, {{"other", {}}}, {}, "7", {}, {"other"}}),
     [](const ::testing::TestParamInfo<JobCase>& i) { return std::string(i.param.name); });
 
 TEST(JobSweep, BadJobIdIsAnErrorAndRemovesNothing) {
     FakeCgroupTree t;
     t.cgroup(kV1 + "job_7/step_0");
-    auto entries = sweep_slurm_job(Hierarchy::V1, t.path(""), {"7/..", "n1"}, t.host());
+    auto entries = sweep_slurm_job(Hierarchy::V1, t.path(""), {"7/..", "n1", ""}, t.host());
     ASSERT_FALSE(entries.ok());
     EXPECT_EQ(entries.error().message, "--job '7/..': expected a decimal Slurm job id");
     EXPECT_TRUE(t.removed.empty());
@@ -165,7 +226,7 @@ TEST(JobSweep, BadJobIdIsAnErrorAndRemovesNothing) {
 TEST(JobSweep, DryRunRemovesNothing) {
     FakeCgroupTree t;
     t.cgroup(kV1 + "job_7/step_0/task_0/xpart_rank0_100");
-    auto entries = sweep_slurm_job(Hierarchy::V1, t.path(""), {"7", "n1"}, t.host(true));
+    auto entries = sweep_slurm_job(Hierarchy::V1, t.path(""), {"7", "n1", ""}, t.host(true));
     ASSERT_TRUE(entries.ok());
     ASSERT_FALSE(entries->empty());
     EXPECT_EQ(entries->front().outcome, Outcome::WouldRemove);
