@@ -105,13 +105,10 @@ check "sweep --job of an unknown job (output)" "" "$out"
 check "sweep --job of an unknown job (exit 0)" 0 "$rc"
 
 # The shipped Epilog passes Slurm's variables through, the SLUID only where Slurm sets one
-# (26.05). A stand-in xpart records its arguments; /etc/default is emptied for it (unshare).
+# (26.05). A stand-in xpart records its arguments; the copy run reads no /etc/default/xpart.
 stub=$(mktemp -d); printf '#!/bin/sh\necho "$@" >>%s/args\n' "$stub" >"$stub/xpart"; chmod +x "$stub/xpart"
-epilog() {
-    env -i PATH=/usr/bin:/bin XPART="$stub/xpart" SLURM_JOB_ID=7 SLURMD_NODENAME=n1 "$@" \
-        unshare --mount sh -c 'mount -t tmpfs none /etc/default && exec bash "$0"' \
-        "${XPART_SRCDIR:?}/etc/epilog.d/xpart-cgroup.sh"
-}
+sed "s|/etc/default/xpart|$stub/no-defaults|g" "${XPART_SRCDIR:?}/etc/epilog.d/xpart-cgroup.sh" >"$stub/epilog.sh"
+epilog() { env -i PATH=/usr/bin:/bin XPART="$stub/xpart" SLURM_JOB_ID=7 SLURMD_NODENAME=n1 "$@" bash "$stub/epilog.sh"; }
 epilog; epilog SLURM_JOB_SLUID=s0123456789ABC
 check "Epilog's sweep arguments, without and with a SLUID" \
     "$(printf 'cgroup sweep --job 7 --node n1\ncgroup sweep --job 7 --node n1 --sluid s0123456789ABC')" \
