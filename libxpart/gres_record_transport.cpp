@@ -45,6 +45,7 @@ void put(std::string& out, std::string_view field) {
 void put(std::string& out, long long n) { put(out, std::to_string(n)); }
 
 std::optional<std::string> unescape(std::string_view s) {
+    if (s.find('%') == std::string_view::npos) return std::string(s);  // nearly every field
     std::string out;
     out.reserve(s.size());
     for (std::size_t i = 0; i < s.size(); ++i) {
@@ -114,7 +115,9 @@ Result<std::vector<GresRecord>> parse_records(std::string_view text) {
         return Error{"gres records line " + std::to_string(line_no) + ": " + what};
     };
     std::string_view rest = text;
+    // Reused for every line: slurmstepd parses these at every step launch.
     std::vector<std::string_view> fields;
+    std::vector<std::string> s;  // a line's unescaped fields after the tag
     while (!rest.empty()) {
         const std::size_t nl = rest.find('\n');
         if (nl == std::string_view::npos) {
@@ -134,7 +137,7 @@ Result<std::vector<GresRecord>> parse_records(std::string_view text) {
             if (tab == std::string_view::npos) break;
             start = tab + 1;
         }
-        std::vector<std::string> s;  // unescaped fields after the tag
+        s.clear();
         for (std::size_t i = 1; i < fields.size(); ++i) {
             auto v = unescape(fields[i]);
             if (!v) return fail("bad %-escape in field " + std::to_string(i));

@@ -3,15 +3,20 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <numeric>
 
 namespace xpart {
 
-std::string trim(std::string_view s) {
+namespace {
+std::string_view trim_view(std::string_view s) {
     std::size_t b = 0, e = s.size();
     while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
     while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
-    return std::string(s.substr(b, e - b));
+    return s.substr(b, e - b);
 }
+}  // namespace
+
+std::string trim(std::string_view s) { return std::string(trim_view(s)); }
 
 std::string to_lower(std::string_view s) {
     std::string out(s);
@@ -101,20 +106,32 @@ std::optional<std::uint64_t> parse_u64(std::string_view s) {
     return v;
 }
 
+// slurmstepd parses one list per GPU record at every step launch: views, no copies, and no
+// sort when the ranges come in order (as format_cpu_list and the kernel write them).
 Result<std::vector<unsigned>> parse_cpu_list(std::string_view s) {
     std::vector<unsigned> cpus;
-    std::string t = trim(s);
-    if (t.empty()) return cpus;
-    for (const std::string& part : split(t, ',')) {
-        std::size_t dash = part.find('-');
-        auto lo = parse_u64(trim(part.substr(0, dash)));
-        auto hi = dash == std::string::npos ? lo : parse_u64(trim(part.substr(dash + 1)));
+    const std::string_view t = trim_view(s);
+    bool ascending = true;
+    for (std::size_t start = 0; !t.empty();) {
+        const std::size_t comma = t.find(',', start);
+        const std::string_view part =
+            t.substr(start, comma == std::string_view::npos ? comma : comma - start);
+        const std::size_t dash = part.find('-');
+        auto lo = parse_u64(trim_view(part.substr(0, dash)));
+        auto hi = dash == std::string_view::npos ? lo : parse_u64(trim_view(part.substr(dash + 1)));
         if (!lo || !hi || *hi < *lo || *hi > 65535)
-            return Error{"invalid CPU list '" + t + "' at '" + part + "'"};
-        for (std::uint64_t c = *lo; c <= *hi; ++c) cpus.push_back(static_cast<unsigned>(c));
+            return Error{"invalid CPU list '" + std::string(t) + "' at '" + std::string(part) + "'"};
+        if (!cpus.empty() && *lo <= cpus.back()) ascending = false;
+        const std::size_t at = cpus.size();
+        cpus.resize(at + static_cast<std::size_t>(*hi - *lo + 1));
+        std::iota(cpus.begin() + static_cast<std::ptrdiff_t>(at), cpus.end(), static_cast<unsigned>(*lo));
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
     }
-    std::sort(cpus.begin(), cpus.end());
-    cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+    if (!ascending) {
+        std::sort(cpus.begin(), cpus.end());
+        cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+    }
     return cpus;
 }
 

@@ -26,10 +26,24 @@ INSTANTIATE_TEST_SUITE_P(Kernel, CpuListTest, ::testing::Values(
     CpuListCase{"5", {5}, "5"},
     CpuListCase{"0-3", {0, 1, 2, 3}, "0-3"},
     CpuListCase{"0-1,8,10-11\n", {0, 1, 8, 10, 11}, "0-1,8,10-11"},
-    CpuListCase{"3,1-2", {1, 2, 3}, "1-3"}));
+    CpuListCase{"3,1-2", {1, 2, 3}, "1-3"},
+    // Out of order, overlapping or repeated: sorted and deduplicated (ranges in order skip it).
+    CpuListCase{"0-3,2-5", {0, 1, 2, 3, 4, 5}, "0-5"},
+    CpuListCase{"4,4,0", {0, 4}, "0,4"},
+    CpuListCase{"0-1,1", {0, 1}, "0-1"},
+    CpuListCase{" 0 - 1 , 4 ", {0, 1, 4}, "0-1,4"}));
+
+TEST(CpuList, RangesInOrderAreEveryCpuInOrder) {
+    auto r = parse_cpu_list("0-47,96-143");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    std::vector<unsigned> want;
+    for (unsigned c = 0; c < 48; ++c) want.push_back(c);
+    for (unsigned c = 96; c < 144; ++c) want.push_back(c);
+    EXPECT_EQ(*r, want);
+}
 
 TEST(CpuList, RejectsMalformed) {
-    for (const char* bad : {"a", "3-1", "1-", ",", "1,,2", "-4", "70000"}) {
+    for (const char* bad : {"a", "3-1", "1-", ",", "1,,2", "-4", "70000", "0-3,", "1-2-3"}) {
         auto r = parse_cpu_list(bad);
         EXPECT_FALSE(r.ok()) << bad;
         if (!r.ok()) {
