@@ -65,6 +65,34 @@ bool under_sys_fs_cgroup(const std::string& point) {
     return point == "/sys/fs/cgroup" || point.rfind("/sys/fs/cgroup/", 0) == 0;
 }
 
+// The token /proc/<pid>/cgroup names a v1 hierarchy by: its first controller among the
+// mount's super options (the rest are mount options), or its name= for a named hierarchy.
+std::string v1_controller(const std::string& superopts) {
+    static const char* const kControllers[] = {"cpuset", "cpu",   "cpuacct",    "blkio", "memory",
+                                               "devices", "freezer", "net_cls", "perf_event",
+                                               "net_prio", "hugetlb", "pids", "rdma", "misc"};
+    for (const auto& o : split(superopts, ',')) {
+        if (o.rfind("name=", 0) == 0) return o;
+        for (const char* c : kControllers)
+            if (o == c) return o;
+    }
+    return "";
+}
+
+// One entry per hierarchy (its controller token), whole-tree mounts only; the mount under
+// /sys/fs/cgroup wins over another of the same hierarchy.
+void add_v1_hierarchy(std::vector<MountedHierarchy>& out, const std::string& root, const std::string& point,
+                      const std::string& superopts) {
+    const std::string controller = v1_controller(superopts);
+    if (controller.empty() || root != "/") return;
+    for (auto& h : out)
+        if (h.controller == controller) {
+            if (!under_sys_fs_cgroup(h.mount) && under_sys_fs_cgroup(point)) h.mount = point;
+            return;
+        }
+    out.push_back({point, controller});
+}
+
 // The mount a process's cgroup `path` is reached through when a hierarchy is mounted more than
 // once (a chroot, schroot or container runtime bind-mounting /sys in this namespace): the one
 // /sys/fs/cgroup leads to, the last mounted there when mounts stack (it hides the others),
@@ -91,6 +119,7 @@ Result<CgroupLayout> parse_cgroup_layout(const std::string& mountinfo, const std
                                          const std::string& mountinfo_file,
                                          const std::string& cgroup_file) {
     std::vector<CgroupMount> v1_mounts, v2_mounts;
+    std::vector<MountedHierarchy> v1_all;
     unsigned lineno = 0;
     for (const auto& line : split(mountinfo, '\n')) {
         ++lineno;
@@ -103,6 +132,7 @@ Result<CgroupLayout> parse_cgroup_layout(const std::string& mountinfo, const std
             return file_error(mountinfo_file, lineno, "malformed mount line '" + line + "'");
         const std::string& fstype = w[dash + 1];
         const std::string superopts = dash + 3 < w.size() ? w[dash + 3] : "";
+        if (fstype == "cgroup") add_v1_hierarchy(v1_all, unescape(w[3]), unescape(w[4]), superopts);
         if (fstype == "cgroup" && has_option(superopts, "devices"))
             v1_mounts.push_back({unescape(w[3]), unescape(w[4])});
         else if (fstype == "cgroup2")
@@ -112,6 +142,7 @@ Result<CgroupLayout> parse_cgroup_layout(const std::string& mountinfo, const std
         return Error{mountinfo_file + ": no cgroup v1 devices controller and no cgroup2 mount: "
                      "device rules cannot be enforced"};
     CgroupLayout layout;
+    layout.v1_hierarchies = std::move(v1_all);
     layout.kind = v1_mounts.empty() ? LayoutKind::V2 : v2_mounts.empty() ? LayoutKind::V1 : LayoutKind::Hybrid;
     std::optional<std::string> v1_path, v2_path;
     lineno = 0;
@@ -144,6 +175,12 @@ Result<CgroupLayout> parse_cgroup_layout(const std::string& mountinfo, const std
         if (auto s = choose_mount(v2_mounts, *v2_path, cgroup_file, layout.v2_mount, layout.v2_own); !s)
             return s.error();
     return layout;
+}
+
+std::vector<MountedHierarchy> CgroupLayout::all_hierarchies() const {
+    std::vector<MountedHierarchy> out = v1_hierarchies;
+    if (has(Hierarchy::V2)) out.push_back(mounted(Hierarchy::V2));
+    return out;
 }
 
 Result<CgroupLayout> detect_cgroup_layout(const RootFs& root) {

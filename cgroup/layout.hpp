@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "libxpart/result.hpp"
 #include "libxpart/root_fs.hpp"
@@ -12,6 +13,14 @@ namespace xpart::cgroup {
 
 enum class Hierarchy { V1, V2 };
 const char* to_string(Hierarchy h);
+
+// One mounted hierarchy, as the kill and take-back walks need it: where it is mounted, and the
+// token its line in /proc/<pid>/cgroup carries: a v1 controller ("devices", "freezer",
+// "name=systemd"), or "" for cgroup2's "0::" line.
+struct MountedHierarchy {
+    std::string mount;
+    std::string controller;
+};
 
 // What the node mounts: only a v1 devices controller, only the unified tree, or both.
 enum class LayoutKind { V1, V2, Hybrid };
@@ -25,6 +34,10 @@ struct CgroupLayout {
     std::string v1_devices_own;
     std::string v2_mount;
     std::string v2_own;
+    // Every v1 hierarchy mounted with its whole tree (root "/"), one per controller set, the
+    // one under /sys/fs/cgroup where it is mounted twice: Slurm makes a job's directories in
+    // each controller it uses (freezer, cpuset, memory, devices, ...).
+    std::vector<MountedHierarchy> v1_hierarchies;
 
     bool has(Hierarchy h) const {
         return h == Hierarchy::V1 ? !v1_devices_mount.empty() : !v2_mount.empty();
@@ -34,6 +47,9 @@ struct CgroupLayout {
     Hierarchy preferred() const { return has(Hierarchy::V1) ? Hierarchy::V1 : Hierarchy::V2; }
     const std::string& mount(Hierarchy h) const { return h == Hierarchy::V1 ? v1_devices_mount : v2_mount; }
     const std::string& own(Hierarchy h) const { return h == Hierarchy::V1 ? v1_devices_own : v2_own; }
+    MountedHierarchy mounted(Hierarchy h) const { return {mount(h), h == Hierarchy::V1 ? "devices" : ""}; }
+    // v1_hierarchies, then the cgroup2 tree where mounted: everywhere a process has a cgroup.
+    std::vector<MountedHierarchy> all_hierarchies() const;
 };
 
 // Pure parsers (file names only appear in messages). Error when neither a v1 devices

@@ -6,7 +6,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <unistd.h>
 
+#include "cgroup/slurm_step_reclaim.hpp"
 #include "cgroup/unique_fd.hpp"
 
 namespace xpart::cgroup {
@@ -40,7 +42,7 @@ void clean_below(Hierarchy h, const std::string& dir, const SweepHost& host, std
     for_each_child(dir, out, [&](const std::string& name, const std::string& path) {
         if (auto rank = parse_rank_cgroup_name(name)) {
             out.push_back(sweep_rank_leftover(h, path, *rank, host));
-        } else if (is_slurm_job_level(name)) {
+        } else if (is_slurm_job_level(name) || made_by_user(path)) {
             clean_below(h, path, host, out);
             out.push_back(remove_if_empty(h, path, host));
         } else {
@@ -107,6 +109,57 @@ Result<std::vector<SweepEntry>> sweep_slurm_job(Hierarchy h, const std::string& 
         if (!out.empty() && out.back().outcome == SweepEntry::Outcome::Removed) {
             SweepEntry e = remove_if_empty(h, uid_dir, host);
             if (e.outcome != SweepEntry::Outcome::Kept) out.push_back(std::move(e));
+        }
+    }
+    return out;
+}
+
+std::vector<std::string> slurm_job_dirs(const MountedHierarchy& where, const SlurmJobQuery& q) {
+    std::vector<std::string> out;
+    if (!check_query(q)) return out;
+    const bool v2 = where.controller.empty();
+    const std::string base = slurm_node_cgroups(v2 ? Hierarchy::V2 : Hierarchy::V1, where.mount, q.node).base;
+    const std::string job = "job_" + q.job_id;
+    if (v2) {
+        for (const std::string& name : {job, q.sluid})
+            if (!name.empty() && is_dir(base + "/" + name)) out.push_back(base + "/" + name);
+        return out;
+    }
+    auto users = child_dirs(base);
+    if (!users) return out;
+    for (const auto& user : *users)
+        if (user.rfind("uid_", 0) == 0 && all_digits(user.substr(4)) && is_dir(base + "/" + user + "/" + job))
+            out.push_back(base + "/" + user + "/" + job);
+    return out;
+}
+
+SlurmJobEnd end_slurm_job(const std::vector<MountedHierarchy>& where, const SlurmJobQuery& q,
+                          std::chrono::milliseconds wait) {
+    SlurmJobEnd out;
+    if (auto s = check_query(q); !s) {
+        out.failed.push_back(s.error().message);
+        return out;
+    }
+    for (const auto& h : where) {
+        for (const auto& dir : slurm_job_dirs(h, q)) {
+            auto killed = kill_subtree(h, dir, wait);
+            if (!killed) {
+                out.failed.push_back(killed.error().message);
+                continue;
+            }
+            out.killed += killed->signalled;
+            out.survivors.insert(out.survivors.end(), killed->survivors.begin(), killed->survivors.end());
+            // devices and v2: sweep_slurm_job, which knows our rank cgroups and v1 state files.
+            if (!killed->survivors.empty() || h.controller.empty() || h.controller == "devices") continue;
+            auto below = cgroups_below(dir);
+            if (!below) {
+                out.failed.push_back(below.error().message);
+                continue;
+            }
+            below->push_back(dir);
+            for (const auto& d : *below)
+                if (::rmdir(d.c_str()) != 0 && errno != ENOENT)
+                    out.failed.push_back("cannot remove cgroup " + d + ": " + std::strerror(errno));
         }
     }
     return out;

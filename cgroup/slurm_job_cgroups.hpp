@@ -21,10 +21,12 @@
 // lock, so it never removes a uid cgroup between a starting step's mkdirs.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cgroup/cgroup_kill.hpp"
 #include "cgroup/layout.hpp"
 #include "cgroup/rank_leftover.hpp"
 #include "libxpart/result.hpp"
@@ -51,8 +53,26 @@ SlurmNodeCgroups slurm_node_cgroups(Hierarchy h, const std::string& mount, const
 bool is_slurm_job_level(std::string_view name);
 
 // Sweeps job `q` on one hierarchy mounted at `mount`; no job directory there: no entries.
-// Entries in the order acted on (deepest first).
+// Entries in the order acted on (deepest first). A cgroup the job's user made (its
+// cgroup.procs is not root's; v1) is removed like Slurm's levels once empty.
 Result<std::vector<SweepEntry>> sweep_slurm_job(Hierarchy h, const std::string& mount, const SlurmJobQuery& q,
                                                 const SweepHost& host);
+
+// The job's directories on one hierarchy: v1 <base>/uid_*/job_<id>, v2 <scope>/job_<id> and
+// <scope>/<sluid>; only those that exist.
+std::vector<std::string> slurm_job_dirs(const MountedHierarchy& where, const SlurmJobQuery& q);
+
+// The end of every process of job `q` in Slurm's cgroups, on every hierarchy in `where` (each
+// v1 controller, and cgroup2), wherever below the job's directory it moved itself: SIGKILL
+// until none is left or `wait` passes (kill_subtree). Then, on v1 hierarchies other than
+// devices (sweep_slurm_job removes devices' and v2's), the job's cgroups are removed
+// bottom-up once empty.
+struct SlurmJobEnd {
+    std::size_t killed = 0;
+    std::vector<Survivor> survivors;  // alive after `wait`: the node is unsafe for the next job
+    std::vector<std::string> failed;  // what could not be walked or removed, one line each
+};
+SlurmJobEnd end_slurm_job(const std::vector<MountedHierarchy>& where, const SlurmJobQuery& q,
+                          std::chrono::milliseconds wait);
 
 }  // namespace xpart::cgroup

@@ -4,6 +4,7 @@
 // Cgroups are the live system's; --root only changes where discovery reads the node from.
 #include <sys/stat.h>
 
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -38,6 +39,7 @@ struct CgroupOptions {
     std::string job;
     std::string node;
     std::string sluid;
+    std::string gpus;
     bool dry_run = false;
 };
 
@@ -195,6 +197,34 @@ int run_clear(const CgroupOptions& o) {
 
 // Deep enough for any systemd or Slurm tree; a bound, since the walk follows no links anyway.
 constexpr unsigned kSweepDepth = 32;
+// How long the job's processes have to die after SIGKILL (one in uninterruptible sleep, a
+// driver call, may take a while) before the Epilog calls the node unsafe.
+constexpr std::chrono::seconds kJobEndWait{10};
+// `cgroup sweep --job`'s status when a process of the job outlived SIGKILL (man xpart(1)).
+constexpr int kExitJobSurvives = 5;
+
+// Every process left in the job's cgroups ended first (nothing of job N may open a partition
+// once job N+1 has it); one line says what was killed. Status: 0, 1 (something could not be
+// walked) or kExitJobSurvives.
+int end_job_processes(const CgroupOptions& o, const cgroup::CgroupLayout& layout) {
+    std::vector<cgroup::MountedHierarchy> where;
+    for (const auto& h : layout.all_hierarchies())
+        if (o.hierarchy == "auto" || (o.hierarchy == "v2") == h.controller.empty()) where.push_back(h);
+    const cgroup::SlurmJobQuery q{o.job, o.node, o.sluid};
+    const auto end = cgroup::end_slurm_job(where, q, kJobEndWait);
+    if (end.killed > 0)
+        std::cout << "job " << o.job << ": killed " << end.killed
+                  << " process(es) left in its cgroups" << (end.survivors.empty() ? "" : " (some survive)") << "\n";
+    int rc = 0;
+    for (const auto& f : end.failed) rc = fail("cgroup", "sweep: job " + o.job + ": " + f);
+    for (const auto& s : end.survivors)
+        rc = fail("cgroup",
+                  "sweep: job " + o.job + ": pid " + std::to_string(s.pid) + " outlived SIGKILL in " + s.cgroup +
+                      ", keeping the job's device rules" + (o.gpus.empty() ? "" : " (GPUs " + o.gpus + ")") +
+                      ": the node is not safe for the next job",
+                  kExitJobSurvives);
+    return rc;
+}
 
 int run_sweep(const CgroupOptions& o) {
     if (!o.job.empty() && !o.path.empty()) return fail("cgroup", "sweep: give --job or --cgroup, not both");
@@ -206,11 +236,16 @@ int run_sweep(const CgroupOptions& o) {
     cgroup::SweepHost host;
     host.dry_run = o.dry_run;
     std::vector<cgroup::SweepEntry> entries;
+    int ended_rc = 0;
     if (!o.path.empty()) {
         auto where = resolve(o);
         if (!where) return fail("cgroup", where.error().message);
         entries = cgroup::sweep_rank_leftovers(where->first, where->second, kSweepDepth, host);
     } else {
+        if (!o.job.empty() && !o.dry_run) {
+            if (auto s = cgroup::check_query({o.job, o.node, o.sluid}); !s) return fail("cgroup", s.error().message);
+            ended_rc = end_job_processes(o, *layout);
+        }
         for (Hierarchy h : {Hierarchy::V1, Hierarchy::V2}) {
             if (!layout->has(h) || (o.hierarchy != "auto" && o.hierarchy != to_string(h))) continue;
             if (o.job.empty()) {
@@ -229,7 +264,7 @@ int run_sweep(const CgroupOptions& o) {
         (failed ? std::cerr : std::cout) << format_entry(e) << "\n";
         if (failed) rc = 1;
     }
-    return rc;
+    return ended_rc != 0 ? ended_rc : rc;
 }
 
 }  // namespace
@@ -266,7 +301,8 @@ void add_cgroup_command(CLI::App& app, const GlobalOptions& global, Runner& run)
     clear->callback([&run, opts] { run = [opts] { return run_clear(*opts); }; });
     auto* sweep = cmd->add_subcommand(
         "sweep", "remove rank cgroups left by killed launchers (empty, launcher gone); with --job, "
-                 "also that job's Slurm cgroups they kept (for the Epilog)");
+                 "first kill every process left in that job's Slurm cgroups on every hierarchy, then "
+                 "remove its Slurm cgroups (for the Epilog)");
     sweep->add_option("--job", opts->job,
                       "Slurm job id: sweep that job's cgroups on this node, bottom-up, each only "
                       "when empty");
@@ -275,6 +311,9 @@ void add_cgroup_command(CLI::App& app, const GlobalOptions& global, Runner& run)
     sweep->add_option("--sluid", opts->sluid,
                       "the job's SLUID, SLURM_JOB_SLUID (for --job; Slurm 26.05 names a job's v2 "
                       "cgroup by it)");
+    sweep->add_option("--gpus", opts->gpus,
+                      "the job's GPUs as the Epilog's environment names them (CUDA_VISIBLE_DEVICES), "
+                      "for the line about a process that outlives SIGKILL (for --job)");
     sweep->add_option("--cgroup", opts->path,
                       "sweep only below this cgroup (default: every mounted hierarchy)");
     sweep->add_option("--hierarchy", opts->hierarchy, "v1, v2 or auto (default: both)");

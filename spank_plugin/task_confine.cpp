@@ -13,6 +13,7 @@
 #include "cgroup/layout.hpp"
 #include "cgroup/allowed_in.hpp"
 #include "cgroup/rank_leftover.hpp"
+#include "cgroup/slurm_step_reclaim.hpp"
 #include "cgroup/v1_device_controller.hpp"
 #include "binding/rank_cgroup.hpp"
 #include "libxpart/text.hpp"
@@ -25,24 +26,6 @@ bool is_task_cgroup(cgroup::Hierarchy h, const std::string& dir) {
     static const std::regex v1(R"(.*/step_[0-9]+/task_[0-9]+$)");
     static const std::regex v2(R"(.*/step_[0-9]+/user/task_[0-9]+$)");
     return std::regex_match(dir, h == cgroup::Hierarchy::V1 ? v1 : v2);
-}
-
-// Slurm's v1 cgroup plugin makes the step's and the task's directories the job user's
-// (common_cgroup_instantiate chowns them), so a task could mkdir a sibling of its own cgroup
-// in the step directory (it inherits the step's wider rules) and move itself there. Root takes
-// both directories back before the task runs: then the user can make no cgroup below the
-// step; joining an existing one still needs its root-owned cgroup.procs. Slurm works on them
-// as root and removes them as before.
-Status take_back(const std::string& dir) {
-    int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return Error{"cgroup " + dir + ": " + std::strerror(errno)};
-    struct stat st;
-    int rc = fstat(fd, &st);
-    if (rc == 0 && st.st_uid != 0) rc = fchown(fd, 0, 0);
-    int err = errno;
-    close(fd);
-    if (rc != 0) return Error{"cgroup " + dir + ": cannot make it root's: " + std::strerror(err)};
-    return ok_status();
 }
 
 }  // namespace
@@ -69,8 +52,11 @@ Result<TaskCgroup> task_cgroup(pid_t task, const ProcRead& read) {
     };
     auto where = locate();
     if (!where || !where->slurms) return where;
+    // Slurm makes the step's and the task's directories the job user's (v1; v2 the task's):
+    // every step's v1 ones are taken back in slurm_spank_task_post_fork
+    // (cgroup/slurm_step_reclaim.hpp); a confined task's are taken back here on both.
     for (const auto& dir : {where->dir.substr(0, where->dir.rfind('/')), where->dir})
-        if (auto s = take_back(dir); !s) return s.error();
+        if (auto s = cgroup::take_back(dir); !s) return s.error();
     // Renamed by the user before it was taken back: the names no longer lead to the task.
     auto again = locate();
     if (!again) return again;

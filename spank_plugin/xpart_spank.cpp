@@ -7,7 +7,8 @@
 // Where each part runs (Slurm 22.05/24.11 slurmstepd, see spank(8)):
 //   slurm_spank_init            every context: options; site defaults from plugstack.conf
 //   slurm_spank_init_post_opt   remote, root, before the tasks fork: plan; MPS daemons
-//   slurm_spank_task_post_fork  remote, root, task in its cgroups, not yet exec'd: confine
+//   slurm_spank_task_post_fork  remote, root, task in its cgroups, not yet exec'd: the
+//                               step's v1 cgroups root's (every step), confine
 //   slurm_spank_task_init       remote, in the task as the user, after gres/gpu: environment
 //   slurm_spank_task_exit       remote, root: the task's cgroup
 //   slurm_spank_exit            remote, root, at the step's end: what is left, MPS daemons
@@ -18,6 +19,7 @@ extern "C" {
 #include <slurm/spank.h>
 }
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -25,6 +27,7 @@ extern "C" {
 #include <utility>
 #include <vector>
 
+#include "cgroup/slurm_step_reclaim.hpp"
 #include "libxpart/c_boundary.hpp"
 #include "mps/root/mps_job.hpp"
 #include "spank_plugin/step_session.hpp"
@@ -143,6 +146,32 @@ int task_id(spank_t sp) {
     return item(sp, S_TASK_ID, id) ? id : -1;
 }
 
+// slurmstepd's part of ending every process with its job (cgroup/slurm_step_reclaim.hpp):
+// one reclaimer per slurmstepd, which is one step.
+std::optional<cgroup::SlurmStepReclaimer> g_reclaimer;
+
+int reclaim_step_cgroups(spank_t sp) {
+    uint32_t job = 0, step = 0;
+    (void)item(sp, S_JOB_ID, job);
+    (void)item(sp, S_JOB_STEPID, step);
+    if (!g_reclaimer) {
+        auto made = cgroup::SlurmStepReclaimer::for_this_process();
+        if (!made) {
+            slurm_error("xpart: step %u.%u: %s", job, step, made.error().message.c_str());
+            return -1;
+        }
+        g_reclaimer.emplace(std::move(*made));
+    }
+    auto r = g_reclaimer->run(std::chrono::seconds(5));
+    if (!r) {
+        slurm_error("xpart: step %u.%u: %s", job, step, r.error().message.c_str());
+        return -1;
+    }
+    for (const auto& dir : r->removed)
+        slurm_info("xpart: step %u.%u: ended a cgroup the job's user made in the step's: %s", job, step, dir.c_str());
+    return 0;
+}
+
 }  // namespace
 
 extern "C" {
@@ -170,8 +199,11 @@ XPART_EXPORT int slurm_spank_init_post_opt(spank_t sp, int, char**) {
 }
 
 XPART_EXPORT int slurm_spank_task_post_fork(spank_t sp, int, char**) {
-    if (!g_session || !g_session->binds()) return 0;
     return guarded("task_post_fork", [&] {
+        // Every step (batch, extern, interactive, confined or not): its v1 cgroups root's
+        // before any of its tasks runs, so nothing of the job can make a cgroup to hide in.
+        if (reclaim_step_cgroups(sp) != 0) return -1;
+        if (!g_session || !g_session->binds()) return 0;
         const int id = task_id(sp);
         pid_t pid = 0;
         if (id < 0 || !item(sp, S_TASK_PID, pid)) {

@@ -3,11 +3,15 @@
 // disjoint one of the same size (the worst case: every rule changes). v2_over_slurm: the
 // cgroup first holds a Slurm-like task program (no flag, 16 denied GRES files), which ours
 // replaces and carries (what --xpart-confine does per task on a cgroup/v2 node); v2 is the
-// peer. Needs root.
+// peer. ReclaimStep: what slurmstepd's take-back of a Slurm step's v1 directories costs per
+// step (cgroup/slurm_step_reclaim.hpp: one call per task, each taking back the task directory
+// made since) for 1, 8 and 64 tasks, on every v1 hierarchy the host mounts; its baseline is
+// the step launch itself (tests/bench/spank_step_bench's plain row). Needs root.
 #include <benchmark/benchmark.h>
 #include <bpf/bpf.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +20,7 @@
 #include "cgroup/bpf_device_filter.hpp"
 #include "cgroup/device_cgroup.hpp"
 #include "cgroup/layout.hpp"
+#include "cgroup/slurm_step_reclaim.hpp"
 
 namespace {
 
@@ -102,6 +107,50 @@ BENCHMARK_CAPTURE(BM_Apply, v2, Hierarchy::V2)
 BENCHMARK_CAPTURE(BM_Apply, v2_over_slurm, Hierarchy::V2, true)
     ->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond)->UseRealTime()->Repetitions(9)
     ->ReportAggregatesOnly(true);
+
+// A step of `tasks` tasks laid out as Slurm's cgroup/v1 does (step and task directories the
+// user's) on every v1 hierarchy, the reclaimer run once per task as slurmstepd does.
+void BM_ReclaimStep(benchmark::State& state) {
+    const unsigned tasks = static_cast<unsigned>(state.range(0));
+    auto layout = detect_cgroup_layout(RootFs("/"));
+    if (!layout || layout->v1_hierarchies.empty()) {
+        state.SkipWithError("no cgroup v1 hierarchy mounted");
+        return;
+    }
+    const std::string top = "/xpart_bench_" + std::to_string(::getpid()), step = top + "/job_1/step_0";
+    auto rm = [&](const MountedHierarchy& h) {
+        for (unsigned t = 0; t < tasks; ++t) ::rmdir((h.mount + step + "/task_" + std::to_string(t)).c_str());
+        for (const std::string& d : {step, top + "/job_1", top}) ::rmdir((h.mount + d).c_str());
+    };
+    for (auto _ : state) {
+        state.PauseTiming();
+        for (const auto& h : layout->v1_hierarchies) {
+            for (const std::string& d : {top, top + "/job_1"}) ::mkdir((h.mount + d).c_str(), 0755);
+            ::mkdir((h.mount + step).c_str(), 0755);
+            if (::chown((h.mount + step).c_str(), 4242, 4242) != 0) state.SkipWithError("chown");
+        }
+        SlurmStepReclaimer reclaimer(layout->v1_hierarchies, step);
+        state.ResumeTiming();
+        for (unsigned t = 0; t < tasks; ++t) {
+            state.PauseTiming();  // Slurm makes the task's directories before its post_fork
+            for (const auto& h : layout->v1_hierarchies) {
+                const std::string task = h.mount + step + "/task_" + std::to_string(t);
+                ::mkdir(task.c_str(), 0755);
+                if (::chown(task.c_str(), 4242, 4242) != 0) state.SkipWithError("chown");
+            }
+            state.ResumeTiming();
+            auto r = reclaimer.run(std::chrono::milliseconds(1000));
+            if (!r || r->taken == 0) state.SkipWithError("nothing taken back");
+        }
+        state.PauseTiming();
+        for (const auto& h : layout->v1_hierarchies) rm(h);
+        state.ResumeTiming();
+    }
+    state.counters["hierarchies"] = static_cast<double>(layout->v1_hierarchies.size());
+}
+
+BENCHMARK(BM_ReclaimStep)->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond)->UseRealTime()
+    ->Repetitions(9)->ReportAggregatesOnly(true);
 
 }  // namespace
 

@@ -45,14 +45,16 @@ void kill_members(const std::string& dir) {
     while (procs >> pid) ::kill(pid, SIGKILL);
 }
 
-bool remove_tree(const std::string& dir) {
+}  // namespace
+
+bool remove_cgroup_tree(const std::string& dir) {
     if (DIR* d = ::opendir(dir.c_str())) {
         std::vector<std::string> subdirs;
         while (dirent* e = ::readdir(d))
             if (e->d_type == DT_DIR && std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, ".."))
                 subdirs.push_back(dir + "/" + e->d_name);
         ::closedir(d);
-        for (const auto& s : subdirs) remove_tree(s);
+        for (const auto& s : subdirs) remove_cgroup_tree(s);
     }
     for (int attempt = 0; attempt < 200; ++attempt) {
         kill_members(dir);
@@ -61,8 +63,6 @@ bool remove_tree(const std::string& dir) {
     }
     return false;
 }
-
-}  // namespace
 
 std::vector<std::string> sweep_test_cgroups() {
     std::vector<std::string> left;
@@ -76,7 +76,7 @@ std::vector<std::string> sweep_test_cgroups() {
             if (std::string(e->d_name).rfind(test_prefix(), 0) == 0) ours.push_back(parent + "/" + e->d_name);
         ::closedir(d);
         for (const auto& dir : ours)
-            if (!remove_tree(dir)) left.push_back(dir);
+            if (!remove_cgroup_tree(dir)) left.push_back(dir);
     }
     return left;
 }
@@ -91,7 +91,7 @@ ScopedCgroup::ScopedCgroup(Hierarchy h, const std::string& parent)
       }()) {}
 
 ScopedCgroup::~ScopedCgroup() {
-    remove_tree(cg_.path());
+    remove_cgroup_tree(cg_.path());
     if (cg_.hierarchy() == Hierarchy::V1) V1DeviceController(cg_.path()).forget();
 }
 

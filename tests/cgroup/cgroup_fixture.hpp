@@ -21,6 +21,9 @@ std::string test_parent(Hierarchy h);
 // Removes every cgroup named with the prefix under both parents (deepest first, killing what
 // runs inside) and returns what could not be removed.
 std::vector<std::string> sweep_test_cgroups();
+// Removes `dir` and every cgroup below it, deepest first, killing what runs inside; false when
+// something stays.
+bool remove_cgroup_tree(const std::string& dir);
 
 // A cgroup named <prefix>_<n> under `parent` (default: test_parent(h)), removed on scope exit.
 class ScopedCgroup {

@@ -43,6 +43,41 @@ TEST_P(MemberOfTest, OnlyTheExactCgroupOnTheRightHierarchy) {
 INSTANTIATE_TEST_SUITE_P(Lines, MemberOfTest, ::testing::ValuesIn(kMemberCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// The same check on any hierarchy, by the token MountedHierarchy carries.
+struct TokenCase {
+    const char* name;
+    const char* proc_cgroup;
+    const char* controller;
+    bool member;
+};
+
+const TokenCase kTokenCases[] = {
+    {"freezer", "6:freezer:/xpart/job_7/job.gpu0-gi7\n5:devices:/\n", "freezer", true},
+    {"freezer_asked_devices_line_elsewhere", "6:freezer:/\n5:devices:/xpart/job_7/job.gpu0-gi7\n", "freezer", false},
+    {"comounted_cpu_cpuacct", "2:cpu,cpuacct:/xpart/job_7/job.gpu0-gi7\n", "cpuacct", true},
+    {"a_controller_name_prefix_only", "2:cpuacct:/xpart/job_7/job.gpu0-gi7\n", "cpu", false},
+    {"named_hierarchy", "9:name=systemd:/xpart/job_7/job.gpu0-gi7\n", "name=systemd", true},
+    {"v2_token_is_never_a_v1_line", "5::/xpart/job_7/job.gpu0-gi7\n", "", false},
+    {"v2", "0::/xpart/job_7/job.gpu0-gi7\n", "", true},
+    {"v1_token_never_the_v2_line", "0::/xpart/job_7/job.gpu0-gi7\n", "devices", false},
+};
+
+class MemberOfTokenTest : public ::testing::TestWithParam<TokenCase> {};
+
+TEST_P(MemberOfTokenTest, OnlyTheExactCgroupOfThatHierarchy) {
+    const auto& c = GetParam();
+    EXPECT_EQ(member_of(c.proc_cgroup, std::string_view(c.controller), kRel), c.member) << c.proc_cgroup;
+}
+
+INSTANTIATE_TEST_SUITE_P(Lines, MemberOfTokenTest, ::testing::ValuesIn(kTokenCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(KillSubtreeTest, RefusesACgroupOutsideItsMount) {
+    auto r = kill_subtree({"/sys/fs/cgroup/freezer", "freezer"}, "/sys/fs/cgroup/freezerX/a", std::chrono::milliseconds(1));
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("is not below /sys/fs/cgroup/freezer"), std::string::npos);
+}
+
 TEST(KillMembersTest, RefusesACgroupOutsideItsMount) {
     auto r = kill_members(Hierarchy::V1, "/sys/fs/cgroup/devices", "/sys/fs/cgroup/devicesX/a",
                           std::chrono::milliseconds(1));

@@ -99,6 +99,43 @@ for H in $HIERS; do
         for _ in $(seq 50); do rmdir "$d" 2>/dev/null && break; sleep 0.1; done
     done
 done
+# sweep --job: whatever of the job is left anywhere below its directory (here in a cgroup its
+# user made below the batch step, as v1 lets a user) is killed, one line says so, and the
+# job's cgroups go; with one process SIGKILL cannot end (frozen by v1's freezer), exit 5 and
+# a line naming it.
+node="${PREFIX}node"
+for H in $HIERS; do
+    made=
+    if [ "$H" = v1 ]; then
+        base=/sys/fs/cgroup/devices/slurm_$node job=$base/uid_4242/job_9 hide=$job/step_batch/hide
+    else
+        [ -d "$V2/system.slice" ] || { mkdir "$V2/system.slice"; made=$V2/system.slice; }
+        base=$V2/system.slice/${node}_slurmstepd.scope job=$base/job_9 hide=$job/step_batch/user/hide
+    fi
+    mkdir -p "$hide" && chown 4242:4242 "$hide" "$hide/cgroup.procs"
+    sleep 300 & sleeper=$!
+    echo $sleeper >"$hide/cgroup.procs"
+    out=$("$X" cgroup sweep --job 9 --node "$node" 2>&1); rc=$?
+    check "$H sweep --job: what it killed, first" "job 9: killed 1 process(es) left in its cgroups" "$(head -1 <<<"$out")"
+    check "$H sweep --job exit status" 0 "$rc"
+    { wait $sleeper; } 2>/dev/null; check "$H sweep --job: the hidden process was SIGKILLed" 137 "$?"
+    check "$H sweep --job: the job's cgroups, the user's among them, removed" "" "$(find "$base" -mindepth 1 -type d)"
+    rmdir "$base" ${made:+"$made"}
+done
+if [ "$HIERS" = "v1 v2" ]; then
+    ice=/sys/fs/cgroup/freezer/slurm_$node/uid_4242/job_9/step_batch/ice
+    mkdir -p "$ice" && chown 4242:4242 "$ice" "$ice/cgroup.procs"
+    sleep 300 & sleeper=$!
+    echo $sleeper >"$ice/cgroup.procs"; echo FROZEN >"$ice/freezer.state"
+    out=$("$X" cgroup sweep --job 9 --node "$node" --gpus MIG-a 2>&1 >/dev/null); rc=$?
+    check "sweep --job: a process outliving SIGKILL" "xpart cgroup: sweep: job 9: pid $sleeper outlived SIGKILL in $ice, keeping the job's device rules (GPUs MIG-a): the node is not safe for the next job" "$out"
+    check "sweep --job exit status with a survivor" 5 "$rc"
+    echo THAWED >"$ice/freezer.state"; wait $sleeper 2>/dev/null
+    for d in "$ice" "${ice%/*}" "${ice%/*/*}" "${ice%/*/*/*}" "/sys/fs/cgroup/freezer/slurm_$node"; do
+        for _ in $(seq 50); do rmdir "$d" 2>/dev/null && break; sleep 0.1; done
+    done
+fi
+
 # A job this node never ran: nothing found, nothing done, success (an Epilog for every job).
 out=$("$X" cgroup sweep --job 4294967290 --node "${PREFIX}_node" 2>&1); rc=$?
 check "sweep --job of an unknown job (output)" "" "$out"
@@ -106,13 +143,20 @@ check "sweep --job of an unknown job (exit 0)" 0 "$rc"
 
 # The shipped Epilog passes Slurm's variables through, the SLUID only where Slurm sets one
 # (26.05). A stand-in xpart records its arguments; the copy run reads no /etc/default/xpart.
-stub=$(mktemp -d); printf '#!/bin/sh\necho "$@" >>%s/args\n' "$stub" >"$stub/xpart"; chmod +x "$stub/xpart"
+# The stand-in exits with $STUB_RC: 5 (a process outlived SIGKILL) fails the Epilog, so Slurm
+# drains the node; any other failure does not.
+stub=$(mktemp -d); printf '#!/bin/sh\necho "$@" >>%s/args\nexit ${STUB_RC:-0}\n' "$stub" >"$stub/xpart"; chmod +x "$stub/xpart"
 sed "s|/etc/default/xpart|$stub/no-defaults|g" "${XPART_SRCDIR:?}/etc/epilog.d/xpart-cgroup.sh" >"$stub/epilog.sh"
 epilog() { env -i PATH=/usr/bin:/bin XPART="$stub/xpart" SLURM_JOB_ID=7 SLURMD_NODENAME=n1 "$@" bash "$stub/epilog.sh"; }
-epilog; epilog SLURM_JOB_SLUID=s0123456789ABC
-check "Epilog's sweep arguments, without and with a SLUID" \
-    "$(printf 'cgroup sweep --job 7 --node n1\ncgroup sweep --job 7 --node n1 --sluid s0123456789ABC')" \
+epilog; epilog SLURM_JOB_SLUID=s0123456789ABC; epilog CUDA_VISIBLE_DEVICES=MIG-a,MIG-b; epilog SLURM_JOB_GPUS=0,1
+check "Epilog's sweep arguments, without and with a SLUID, with the job's GPUs" \
+    "$(printf 'cgroup sweep --job 7 --node n1\ncgroup sweep --job 7 --node n1 --sluid s0123456789ABC\ncgroup sweep --job 7 --node n1 --gpus MIG-a,MIG-b\ncgroup sweep --job 7 --node n1 --gpus 0,1')" \
     "$(cat "$stub/args")"
+for case in "0 0" "1 0" "5 1"; do
+    read -r xpart_rc want <<<"$case"
+    epilog STUB_RC="$xpart_rc" >/dev/null 2>&1; rc=$?
+    check "Epilog's status when xpart cgroup sweep exits $xpart_rc" "$want" "$rc"
+done
 rm -rf "$stub"
 
 left=$(ls -d /sys/fs/cgroup/devices/${PREFIX}* "$V2"/${PREFIX}* 2>/dev/null)

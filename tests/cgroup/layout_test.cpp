@@ -101,6 +101,62 @@ INSTANTIATE_TEST_SUITE_P(
         return n;
     });
 
+// Every v1 hierarchy with its whole tree, once each (the /sys/fs/cgroup mount where it is
+// mounted twice), named as /proc/<pid>/cgroup names it: where the job-end kill looks.
+struct HierarchiesCase {
+    const char* name;
+    const char* mountinfo;
+    const char* want;  // "mount=controller;..." in order, cgroup2's last (controller "")
+};
+
+const HierarchiesCase kHierarchiesCases[] = {
+    {"this machine's hybrid layout",
+     "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+     "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+     "36 31 0:33 / /sys/fs/cgroup/devices rw,relatime - cgroup cgroup rw,devices\n"
+     "37 31 0:34 / /sys/fs/cgroup/freezer rw,relatime - cgroup cgroup rw,freezer\n"
+     "40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,xattr,name=systemd\n"
+     "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n",
+     "/sys/fs/cgroup/cpu=cpu;/sys/fs/cgroup/devices=devices;/sys/fs/cgroup/freezer=freezer;"
+     "/sys/fs/cgroup/systemd=name=systemd;/sys/fs/cgroup/unified="},
+    {"co-mounted, mount options first",
+     "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,nosuid,cpu,cpuacct\n"
+     "36 31 0:33 / /sys/fs/cgroup/devices rw - cgroup cgroup rw,devices\n",
+     "/sys/fs/cgroup/cpu,cpuacct=cpu;/sys/fs/cgroup/devices=devices"},
+    {"bound again in a chroot, before and after",
+     "90 88 0:34 / /srv/chroot/sys/fs/cgroup/freezer rw - cgroup cgroup rw,freezer\n"
+     "37 31 0:34 / /sys/fs/cgroup/freezer rw - cgroup cgroup rw,freezer\n"
+     "36 31 0:33 / /sys/fs/cgroup/devices rw - cgroup cgroup rw,devices\n"
+     "91 88 0:33 / /srv/chroot/sys/fs/cgroup/devices rw - cgroup cgroup rw,devices\n",
+     "/sys/fs/cgroup/freezer=freezer;/sys/fs/cgroup/devices=devices"},
+    {"a container's view of part of a tree is left out",
+     "36 31 0:33 / /sys/fs/cgroup/devices rw - cgroup cgroup rw,devices\n"
+     "37 31 0:34 /docker/abc /sys/fs/cgroup/freezer rw - cgroup cgroup rw,freezer\n",
+     "/sys/fs/cgroup/devices=devices"},
+    {"pure v2", "29 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate\n", "/sys/fs/cgroup="},
+};
+
+class LayoutHierarchies : public ::testing::TestWithParam<HierarchiesCase> {};
+
+TEST_P(LayoutHierarchies, EachOnceByItsToken) {
+    const auto& c = GetParam();
+    const std::string mountinfo = c.mountinfo;
+    const bool v2 = mountinfo.find("cgroup2") != std::string::npos;
+    const bool devices = mountinfo.find("devices") != std::string::npos;
+    const std::string self = std::string(devices ? "5:devices:/\n" : "") + (v2 ? "0::/\n" : "");
+    auto l = parse_cgroup_layout(mountinfo, self);
+    ASSERT_TRUE(l.ok()) << l.error().message;
+    std::string got;
+    for (const auto& h : l->all_hierarchies()) got += (got.empty() ? "" : ";") + h.mount + "=" + h.controller;
+    EXPECT_EQ(got, c.want);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, LayoutHierarchies, ::testing::ValuesIn(kHierarchiesCases), [](const auto& info) {
+    std::string n = info.param.name;
+    for (auto& ch : n) if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    return n;
+});
+
 TEST(LayoutParseErrors, OneLineNamingTheFile) {
     struct Case {
         const char* mountinfo;
