@@ -1,7 +1,6 @@
 #include "cgroup/cgroup_kill.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -48,11 +47,6 @@ bool kill_if_member(pid_t pid, std::string_view controller, const std::string& r
     auto text = RootFs("/").read("/proc/" + std::to_string(pid) + "/cgroup");
     if (!text || !member_of(*text, controller, relative)) return false;
     return ::syscall(SYS_pidfd_send_signal, fd.get(), SIGKILL, nullptr, 0) == 0;
-}
-
-bool is_real_dir(const std::string& path) {
-    struct stat st {};
-    return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 // Far more than any Slurm or systemd tree holds; a bound on what a user can make a walk do.
@@ -132,12 +126,22 @@ Result<std::vector<std::string>> cgroups_below(const std::string& top) {
     return out;
 }
 
+Status remove_cgroup_tree(const std::string& top) {
+    auto below = cgroups_below(top);
+    if (!below) return below.error();
+    below->push_back(top);
+    for (const auto& d : *below)
+        if (::rmdir(d.c_str()) != 0 && errno != ENOENT)
+            return Error{"cannot remove cgroup " + d + ": " + std::strerror(errno)};
+    return ok_status();
+}
+
 Result<SubtreeKill> kill_subtree(const MountedHierarchy& where, const std::string& top,
                                  std::chrono::milliseconds wait) {
     const std::string& mount = where.mount;
     if (top.size() <= mount.size() || top.compare(0, mount.size(), mount) != 0 || top[mount.size()] != '/')
         return Error{"cgroup " + top + " is not below " + mount};
-    if (!is_real_dir(top)) return SubtreeKill{};
+    if (!is_cgroup_dir(top)) return SubtreeKill{};
     const auto deadline = Clock::now() + wait;
     std::set<pid_t> signalled;
     bool kill_file = where.controller.empty();

@@ -56,5 +56,8 @@ Result<SubtreeKill> kill_subtree(const MountedHierarchy& where, const std::strin
 // Every cgroup directory below `top` (not `top`), each before its parent: the order to remove
 // them in. Error past 65536 of them (a user's v1 cgroups are bounded by nothing else).
 Result<std::vector<std::string>> cgroups_below(const std::string& top);
+// rmdir of every cgroup below `top`, deepest first, then of `top` (once kill_subtree left them
+// empty). Error names the first that stays.
+Status remove_cgroup_tree(const std::string& top);
 
 }  // namespace xpart::cgroup

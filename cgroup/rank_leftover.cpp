@@ -93,6 +93,11 @@ Result<std::vector<std::string>> child_dirs(const std::string& dir) {
     return out;
 }
 
+bool is_cgroup_dir(const std::string& path) {
+    struct stat st {};
+    return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 Result<CgroupOccupancy> read_occupancy(const std::string& dir) {
     CgroupOccupancy o;
     auto procs = RootFs("/").read(dir + "/cgroup.procs");

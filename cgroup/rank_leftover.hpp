@@ -88,6 +88,8 @@ std::vector<SweepEntry> sweep_rank_leftovers(Hierarchy h, const std::string& dir
 
 // The subdirectory names of `dir`, sorted (no links). Error names the directory.
 Result<std::vector<std::string>> child_dirs(const std::string& dir);
+// A directory itself, not a link to one (lstat).
+bool is_cgroup_dir(const std::string& path);
 // Calls visit(name, path) for each child cgroup of `dir` in name order; a directory that
 // cannot be listed becomes a Failed entry in `out`. The walk both sweeps are built on.
 void for_each_child(const std::string& dir, std::vector<SweepEntry>& out,

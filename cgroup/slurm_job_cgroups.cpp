@@ -31,11 +31,6 @@ bool is_sluid(std::string_view s) {
     return true;
 }
 
-bool is_dir(const std::string& path) {
-    struct stat st {};
-    return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 // Post-order: Slurm's levels below `dir` first, rank leftovers judged on their own, anything
 // else left alone (it is not ours to remove, and it keeps `dir` busy, which is reported).
 void clean_below(Hierarchy h, const std::string& dir, const SweepHost& host, std::vector<SweepEntry>& out) {
@@ -79,56 +74,46 @@ Result<std::vector<SweepEntry>> sweep_slurm_job(Hierarchy h, const std::string& 
     if (auto s = check_query(q); !s) return s.error();
     const SlurmNodeCgroups where = slurm_node_cgroups(h, mount, q.node);
     std::vector<SweepEntry> out;
-    if (!is_dir(where.base)) return out;  // no job of this node ever ran on this hierarchy
+    if (!is_cgroup_dir(where.base)) return out;  // no job of this node ever ran on this hierarchy
 
     UniqueFd lock(::open(where.lock_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!lock.valid()) return Error{"cannot open " + where.lock_dir + " to lock it: " + std::strerror(errno)};
     if (::flock(lock.get(), LOCK_EX) != 0)
         return Error{"cannot lock " + where.lock_dir + ": " + std::strerror(errno)};
 
-    const std::string job = "job_" + q.job_id;
-    auto sweep_job_dir = [&](const std::string& job_dir) {
+    auto jobs = slurm_job_dirs({mount, h == Hierarchy::V1 ? "devices" : ""}, q);
+    if (!jobs) return jobs.error();
+    for (const auto& job_dir : *jobs) {
         clean_below(h, job_dir, host, out);
         out.push_back(remove_if_empty(h, job_dir, host));
-    };
-    if (h == Hierarchy::V2) {
-        // Named by the SLUID on 26.05 (by job id with CgroupJobIdPaths=yes, and before 26.05).
-        for (const std::string& name : {job, q.sluid})
-            if (!name.empty() && is_dir(where.base + "/" + name)) sweep_job_dir(where.base + "/" + name);
-        return out;
-    }
-    // v1: the job hangs below its owner's uid_<uid>; the uid cgroup is removed too once
-    // empty, as slurmstepd itself tries (another job of that user keeps it busy).
-    auto users = child_dirs(where.base);
-    if (!users) return users.error();
-    for (const auto& user : *users) {
-        if (user.rfind("uid_", 0) != 0 || !all_digits(user.substr(4))) continue;
-        const std::string uid_dir = where.base + "/" + user;
-        if (!is_dir(uid_dir + "/" + job)) continue;
-        sweep_job_dir(uid_dir + "/" + job);
-        if (!out.empty() && out.back().outcome == SweepEntry::Outcome::Removed) {
-            SweepEntry e = remove_if_empty(h, uid_dir, host);
+        // v1: the uid cgroup above it is removed too once empty, as slurmstepd itself tries
+        // (another job of that user keeps it busy).
+        if (h == Hierarchy::V1 && out.back().outcome == SweepEntry::Outcome::Removed) {
+            SweepEntry e = remove_if_empty(h, job_dir.substr(0, job_dir.rfind('/')), host);
             if (e.outcome != SweepEntry::Outcome::Kept) out.push_back(std::move(e));
         }
     }
     return out;
 }
 
-std::vector<std::string> slurm_job_dirs(const MountedHierarchy& where, const SlurmJobQuery& q) {
+Result<std::vector<std::string>> slurm_job_dirs(const MountedHierarchy& where, const SlurmJobQuery& q) {
+    if (auto s = check_query(q); !s) return s.error();
     std::vector<std::string> out;
-    if (!check_query(q)) return out;
     const bool v2 = where.controller.empty();
     const std::string base = slurm_node_cgroups(v2 ? Hierarchy::V2 : Hierarchy::V1, where.mount, q.node).base;
     const std::string job = "job_" + q.job_id;
     if (v2) {
+        // Named by the SLUID on 26.05 (by job id with CgroupJobIdPaths=yes, and before 26.05).
         for (const std::string& name : {job, q.sluid})
-            if (!name.empty() && is_dir(base + "/" + name)) out.push_back(base + "/" + name);
+            if (!name.empty() && is_cgroup_dir(base + "/" + name)) out.push_back(base + "/" + name);
         return out;
     }
+    if (!is_cgroup_dir(base)) return out;  // no job of this node ever ran on this hierarchy
+    // v1: the job hangs below its owner's uid_<uid>.
     auto users = child_dirs(base);
-    if (!users) return out;
+    if (!users) return users.error();
     for (const auto& user : *users)
-        if (user.rfind("uid_", 0) == 0 && all_digits(user.substr(4)) && is_dir(base + "/" + user + "/" + job))
+        if (user.rfind("uid_", 0) == 0 && all_digits(user.substr(4)) && is_cgroup_dir(base + "/" + user + "/" + job))
             out.push_back(base + "/" + user + "/" + job);
     return out;
 }
@@ -141,7 +126,12 @@ SlurmJobEnd end_slurm_job(const std::vector<MountedHierarchy>& where, const Slur
         return out;
     }
     for (const auto& h : where) {
-        for (const auto& dir : slurm_job_dirs(h, q)) {
+        auto dirs = slurm_job_dirs(h, q);
+        if (!dirs) {
+            out.failed.push_back(dirs.error().message);
+            continue;
+        }
+        for (const auto& dir : *dirs) {
             auto killed = kill_subtree(h, dir, wait);
             if (!killed) {
                 out.failed.push_back(killed.error().message);
@@ -151,15 +141,7 @@ SlurmJobEnd end_slurm_job(const std::vector<MountedHierarchy>& where, const Slur
             out.survivors.insert(out.survivors.end(), killed->survivors.begin(), killed->survivors.end());
             // devices and v2: sweep_slurm_job, which knows our rank cgroups and v1 state files.
             if (!killed->survivors.empty() || h.controller.empty() || h.controller == "devices") continue;
-            auto below = cgroups_below(dir);
-            if (!below) {
-                out.failed.push_back(below.error().message);
-                continue;
-            }
-            below->push_back(dir);
-            for (const auto& d : *below)
-                if (::rmdir(d.c_str()) != 0 && errno != ENOENT)
-                    out.failed.push_back("cannot remove cgroup " + d + ": " + std::strerror(errno));
+            if (auto s = remove_cgroup_tree(dir); !s) out.failed.push_back(s.error().message);
         }
     }
     return out;

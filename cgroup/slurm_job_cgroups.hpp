@@ -59,8 +59,9 @@ Result<std::vector<SweepEntry>> sweep_slurm_job(Hierarchy h, const std::string& 
                                                 const SweepHost& host);
 
 // The job's directories on one hierarchy: v1 <base>/uid_*/job_<id>, v2 <scope>/job_<id> and
-// <scope>/<sluid>; only those that exist.
-std::vector<std::string> slurm_job_dirs(const MountedHierarchy& where, const SlurmJobQuery& q);
+// <scope>/<sluid>; only those that exist. Error for a bad query or a node directory that
+// cannot be listed.
+Result<std::vector<std::string>> slurm_job_dirs(const MountedHierarchy& where, const SlurmJobQuery& q);
 
 // The end of every process of job `q` in Slurm's cgroups, on every hierarchy in `where` (each
 // v1 controller, and cgroup2), wherever below the job's directory it moved itself: SIGKILL

@@ -24,11 +24,6 @@ bool is_job_level(std::string_view name) {
     return true;
 }
 
-bool is_real_dir(const std::string& path) {
-    struct stat st {};
-    return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 // Every process of the user's cgroup `dir` killed, then it and what the user made below it
 // removed, deepest first.
 Result<std::size_t> end_user_cgroup(const MountedHierarchy& h, const std::string& dir,
@@ -38,12 +33,7 @@ Result<std::size_t> end_user_cgroup(const MountedHierarchy& h, const std::string
     if (!killed->survivors.empty())
         return Error{"cgroup " + dir + " (the job's user made it): pid " + std::to_string(killed->survivors[0].pid) +
                      " outlived SIGKILL"};
-    auto below = cgroups_below(dir);
-    if (!below) return below.error();
-    below->push_back(dir);
-    for (const auto& d : *below)
-        if (::rmdir(d.c_str()) != 0 && errno != ENOENT)
-            return Error{"cannot remove cgroup " + d + " (the job's user made it): " + std::strerror(errno)};
+    if (auto s = remove_cgroup_tree(dir); !s) return Error{s.error().message + " (the job's user made " + dir + ")"};
     return killed->signalled;
 }
 
@@ -66,14 +56,15 @@ std::optional<std::string> slurm_step_path(std::string_view proc_cgroup) {
     return std::nullopt;
 }
 
-Status take_back(const std::string& dir) {
+Result<bool> take_back(const std::string& dir) {
     UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd.valid()) return Error{"cgroup " + dir + ": " + std::strerror(errno)};
     struct stat st {};
     int rc = ::fstat(fd.get(), &st);
-    if (rc == 0 && (st.st_uid != 0 || st.st_gid != 0)) rc = ::fchown(fd.get(), 0, 0);
+    const bool theirs = rc == 0 && (st.st_uid != 0 || st.st_gid != 0);
+    if (theirs) rc = ::fchown(fd.get(), 0, 0);
     if (rc != 0) return Error{"cgroup " + dir + ": cannot make it root's: " + std::strerror(errno)};
-    return ok_status();
+    return theirs;
 }
 
 bool made_by_user(const std::string& dir) {
@@ -100,10 +91,9 @@ Result<SlurmStepReclaimer> SlurmStepReclaimer::for_this_process() {
 Status SlurmStepReclaimer::reclaim(const MountedHierarchy& h, const std::string& dir, bool step,
                                    std::chrono::milliseconds wait, StepReclaim& out) {
     if (!done_.count(dir)) {
-        struct stat st {};
-        const bool theirs = ::lstat(dir.c_str(), &st) == 0 && (st.st_uid != 0 || st.st_gid != 0);
-        if (auto s = take_back(dir); !s) return s;
-        out.taken += theirs ? 1 : 0;
+        auto theirs = take_back(dir);
+        if (!theirs) return theirs.error();
+        out.taken += *theirs ? 1 : 0;
     }
     auto names = child_dirs(dir);
     if (!names) return names.error();
@@ -126,7 +116,7 @@ Result<StepReclaim> SlurmStepReclaimer::run(std::chrono::milliseconds wait) {
     StepReclaim out;
     for (const auto& h : v1_) {
         const std::string dir = h.mount + step_;
-        if (!done_.count(dir) && !is_real_dir(dir)) continue;  // a controller Slurm does not use
+        if (!done_.count(dir) && !is_cgroup_dir(dir)) continue;  // a controller Slurm does not use
         // The step's children are read on every call: Slurm adds a task's before its post_fork.
         if (auto s = reclaim(h, dir, true, wait, out); !s) return s.error();
     }

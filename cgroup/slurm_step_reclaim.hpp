@@ -37,8 +37,9 @@ namespace xpart::cgroup {
 // "/job_<digits>/step_<name>", or one level below it. nullopt when no line does.
 std::optional<std::string> slurm_step_path(std::string_view proc_cgroup);
 
-// fchown(0, 0) of `dir` unless root owns it already (opened O_NOFOLLOW: never through a link).
-Status take_back(const std::string& dir);
+// fchown(0, 0) of `dir` unless root owns it already (opened O_NOFOLLOW: never through a link);
+// true when it was someone else's.
+Result<bool> take_back(const std::string& dir);
 
 // Is `dir` a cgroup its creator was not root: its cgroup.procs is not root's?
 bool made_by_user(const std::string& dir);
