@@ -200,9 +200,14 @@ TEST_P(MpsDaemonTest, StartStatusStop) {
         files.erase("nvidia-cuda-mps-control.pid");
         EXPECT_EQ(files,
                   (std::set<std::string>{"control", "control_lock", "control_privileged", "log"}));
-        std::ifstream log(mps_log_dir(config_, s.record.instance) + "/control.log");
+        // NVIDIA's daemon writes this line after it made its socket (xpart's readiness): under
+        // load the log can still be empty here, so wait for it (bounded).
         std::string first;
-        std::getline(log, first);
+        for (int i = 0; i < 100 && first.empty(); ++i) {
+            std::ifstream log(mps_log_dir(config_, s.record.instance) + "/control.log");
+            std::getline(log, first);
+            if (first.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
         EXPECT_NE(first.find("Starting control daemon using socket " +
                              mps_pipe_dir(config_, s.record.instance) + "/control"),
                   std::string::npos)
