@@ -1,18 +1,18 @@
 #!/bin/bash
-# Each folder includes only from the folders the README's layout table lets it use (and from
-# itself): the table is the rule, so the README and the code cannot drift apart. Includes of
+# Each folder includes only from the folders docs/design.md's layout table lets it use (and
+# from itself): the table is the rule, so the design doc and the code cannot drift apart. Includes of
 # other trees (Slurm's, system headers) are not ours and are not checked.
 set -u
 S=${XPART_SRCDIR:?set by make check}
-rows=$(grep -E '^\| `[a-z_]+/` \|' "$S/README.md")
-[ -n "$rows" ] || { echo "FAIL: no layout table in README.md"; exit 1; }
+rows=$(grep -E '^\| `[a-z_]+/` \|' "$S/docs/design.md")
+[ -n "$rows" ] || { echo "FAIL: no layout table in docs/design.md"; exit 1; }
 ours=$(sed -E 's/^\| `([a-z_]+)\/`.*/\1/' <<<"$rows" | sort -u)
 failed=0
 checked=0
 while IFS= read -r row; do
     folder=$(sed -E 's/^\| `([a-z_]+)\/`.*/\1/' <<<"$row")
     allowed=" $folder $(awk -F'|' '{print $4}' <<<"$row" | grep -oE '[a-z_]+/' | tr -d / | tr '\n' ' ')"
-    [ -d "$S/$folder" ] || { echo "FAIL: README names $folder/, which does not exist"; failed=$((failed + 1)); continue; }
+    [ -d "$S/$folder" ] || { echo "FAIL: docs/design.md names $folder/, which does not exist"; failed=$((failed + 1)); continue; }
     while IFS=: read -r file line inc; do
         used=${inc%%/*}
         grep -qx "$used" <<<"$ours" || continue
@@ -29,7 +29,7 @@ for d in "$S"/*/; do
     d=$(basename "$d")
     [ "$d" = tests ] && continue  # tests may use any folder
     ls "$S/$d"/*.cpp >/dev/null 2>&1 || continue
-    grep -qx "$d" <<<"$ours" || { echo "FAIL: $d/ holds sources but has no row in README.md's layout"; failed=$((failed + 1)); }
+    grep -qx "$d" <<<"$ours" || { echo "FAIL: $d/ holds sources but has no row in docs/design.md's layout"; failed=$((failed + 1)); }
 done
 echo "layering: $checked includes checked, $failed violations"
 [ "$checked" -gt 100 ] || { echo "FAIL: too few includes checked ($checked): the table was not read"; exit 1; }
