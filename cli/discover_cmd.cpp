@@ -207,10 +207,14 @@ void add_discover_command(CLI::App& app, const GlobalOptions& global, Runner& ru
                     "GRES type names: xpart (3g.20gb) or slurm (nvidia_a100_3g.20gb, as Slurm's "
                     "AutoDetect=nvml)")
         ->transform(CLI::CheckedTransformer(type_namings, CLI::ignore_case));
-    const std::map<std::string, SlurmSeries> series{{"22.05", SlurmSeries::S22_05},
-                                                    {"24.11", SlurmSeries::S24_11}};
+    std::map<std::string, SlurmSeries> series;
+    std::string series_names;
+    for (const auto& s : all_slurm_series()) {
+        series.emplace(s.name, s.series);
+        series_names += (series_names.empty() ? "" : ", ") + std::string(s.name);
+    }
     cmd->add_option("--slurm-series", args->slurm_series,
-                    "Slurm whose names --type-naming slurm gives: 22.05 or 24.11")
+                    "Slurm whose names --type-naming slurm gives: " + series_names)
         ->transform(CLI::CheckedTransformer(series));
     cmd->callback([args, &global, &run] {
         run = [args, &global] { return run_discover(*args, global); };

@@ -1,5 +1,5 @@
-// gres/gpu, a drop-in for Slurm's own: the entry points both supported series share (22.05,
-// 24.11) translate Slurm's types (lists, bitstr_t, env arrays, buf_t) to and from the core
+// gres/gpu, a drop-in for Slurm's own: the entry points every supported series shares (22.05,
+// 24.11, 25.11, 26.05) translate Slurm's types (lists, bitstr_t, env arrays, buf_t) to and from the core
 // library and delegate to it; the series differences live in series_<series>.cpp behind
 // series.hpp. Nothing here decides anything; no exception leaves an entry point.
 #include <sched.h>
@@ -65,7 +65,7 @@ void apply(char*** env, const xpart::EnvResult& result) {
 std::vector<std::string> expand_files(const char* files) {
     std::vector<std::string> out;
     if (!files) return out;
-    auto hl = hostlist_create(files);  // hostlist_t on 22.05, hostlist_t * on 24.11
+    auto hl = hostlist_create(files);  // hostlist_t on 22.05, hostlist_t * from 24.11
     if (!hl) return out;
     while (char* one = hostlist_shift(hl)) {
         out.emplace_back(one);
@@ -123,7 +123,8 @@ bool add_record(struct xlist* list, const xpart::GresRecord& r, node_config_load
                                                               : GRES_CONF_ENV_RSMI;
     std::string files = xpart::files_value(r);
     xpart::slurm::add_gres(list, {kGresName, cpu_cnt, abs, mac, files.c_str(), r.type.c_str(),
-                                  r.unique_id.empty() ? nullptr : r.unique_id.c_str(), flags});
+                                  r.unique_id.empty() ? nullptr : r.unique_id.c_str(), flags,
+                                  r.vendor == xpart::Vendor::Nvidia && r.gi >= 0});
     xfree(abs);
     FREE_NULL_BITMAP(mac);
     return beyond;

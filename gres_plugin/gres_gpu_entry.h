@@ -1,8 +1,8 @@
 /* Every symbol gres_gpu.so exports: what Slurm's plugin loader dlsym()s, per series (22.05:
- * 13 entry points, 24.11: 11). The adapter defines them and tests/gres_plugin/
+ * 13 entry points, 24.11 and later: 11). The adapter defines them and tests/gres_plugin/
  * ops_signature_test.c assigns each to the matching member of Slurm's own slurm_gres_ops_t,
  * so a signature that drifts from the headers fails the build. Lists are spelled
- * `struct xlist *`, which is List on 22.05 and list_t * on 24.11. */
+ * `struct xlist *`, which is List on 22.05 and list_t * from 24.11. */
 #ifndef XPART_GRES_GPU_ENTRY_H
 #define XPART_GRES_GPU_ENTRY_H
 
@@ -36,7 +36,7 @@ XPART_EXPORT struct xlist *gres_p_get_devices(void);
 XPART_EXPORT void gres_p_step_hardware_init(bitstr_t *usable_gpus, char *tres_freq);
 XPART_EXPORT void gres_p_step_hardware_fini(void);
 
-#if XPART_SLURM_24_11
+#if XPART_SLURM_PREP_API
 /* Prolog and Epilog environment. */
 XPART_EXPORT gres_prep_t *gres_p_prep_build_env(gres_job_state_t *gres_js);
 XPART_EXPORT void gres_p_prep_set_env(char ***prep_env_ptr, gres_prep_t *gres_prep,

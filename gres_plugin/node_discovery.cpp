@@ -40,9 +40,8 @@ xpart::NodeGres discover(const char* conf_path, uint32_t series,
         gpus.push_back(std::move(g));
     }
     return xpart::load_node_gres(conf_path ? conf_path : "", gpus, conf,
-                                 series == static_cast<uint32_t>(xpart::SlurmSeries::S24_11)
-                                     ? xpart::SlurmSeries::S24_11
-                                     : xpart::SlurmSeries::S22_05);
+                                 xpart::slurm_series_from_number(series).value_or(
+                                     xpart::SlurmSeries::S22_05));
 }
 
 }  // namespace

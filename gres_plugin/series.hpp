@@ -1,5 +1,5 @@
 // The seam between the series-independent adapter (gres_gpu.cpp) and the one file per Slurm
-// series that configure compiles in (series_22_05.cpp or series_24_11.cpp): the few Slurm
+// series that configure compiles in (series_22_05.cpp or series_since_24_11.cpp): the few Slurm
 // calls whose names or signatures differ between series, and the series' own entry points.
 #pragma once
 
@@ -20,6 +20,7 @@ struct GresLine {
     const char* type;
     const char* unique_id;  // nullptr: none
     uint32_t env_flags;     // GRES_CONF_ENV_*
+    bool mig;               // an NVIDIA MIG device (the series may flag it)
 };
 void add_gres(struct xlist* list, const GresLine& line);
 
@@ -32,7 +33,8 @@ void send_devices(buf_t* buffer, struct xlist* devices);
 void recv_devices(buf_t* buffer, struct xlist** devices);
 
 // Whether the core's model of Slurm's per-task GPU rule (libxpart/gres_bind) is this
-// series' rule: 22.05's is; 24.11's is not modelled yet (TaskBinding::slurm_rule_modelled).
+// series' rule: 22.05's is; 24.11's and later are not modelled yet
+// (TaskBinding::slurm_rule_modelled).
 extern const bool kTaskRuleModelled;
 
 // The series' own autodetect names, for TypeNaming=slurm (libxpart/slurm_type_naming).
@@ -42,7 +44,7 @@ extern const SlurmSeries kSeries;
 void set_prep_env(char*** env, bitstr_t* node_alloc);
 
 // The per-node allocation copy Slurm keeps for the Prolog/Epilog (gres_epilog_info_t on
-// 22.05, gres_prep_t on 24.11: same two members).
+// 22.05, gres_prep_t on 24.11 and later: same two members, in 26.05.3 still).
 template <class Prep>
 Prep* copy_allocation(gres_job_state_t* gres_js) {
     auto* prep = static_cast<Prep*>(xmalloc(sizeof(Prep)));

@@ -1,6 +1,7 @@
 /* The Slurm internals the gres/gpu adapter uses, from the source tree of the installed
  * version (configure checks they match). C and C++ both include this. One build serves one
- * Slurm series; XPART_SLURM_24_11 tells the series apart where the two differ. */
+ * Slurm series; XPART_SLURM_PREP_API (the prep_* entry points and src/interfaces/, 24.11 and
+ * later) tells 22.05 from the rest where they differ, XPART_SLURM_SERIES names the series. */
 #ifndef XPART_GRES_PLUGIN_SLURM_API_H
 #define XPART_GRES_PLUGIN_SLURM_API_H
 
@@ -19,11 +20,28 @@ extern "C" {
 
 #include "slurm/slurm_version.h"
 
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0) && \
-    SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(24, 12, 0)
-#define XPART_SLURM_24_11 1
+/* The series with an adapter: 24.11 (Debian 13), SchedMD's 25.11 and 26.05, whose plugin
+ * interface is 24.11's (slurm_gres_ops_t and syms[] in src/interfaces/gres.c are the same in
+ * 24.11.5, 25.11.7 and 26.05.3); and 22.05 (Debian 12). */
+#define XPART_SLURM_IN(major, minor)                               \
+    (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(major, minor, 0) && \
+     SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(major, minor + 1, 0))
+#if XPART_SLURM_IN(24, 11)
+#define XPART_SLURM_SERIES S24_11
+#elif XPART_SLURM_IN(25, 11)
+#define XPART_SLURM_SERIES S25_11
+#elif XPART_SLURM_IN(26, 5)
+#define XPART_SLURM_SERIES S26_05
+#elif XPART_SLURM_IN(22, 5)
+#define XPART_SLURM_SERIES S22_05
+#else
+#error "xpart's gres/gpu supports Slurm 22.05, 24.11, 25.11 and 26.05 only"
+#endif
+
+#if !XPART_SLURM_IN(22, 5)
+#define XPART_SLURM_PREP_API 1
 #ifdef __cplusplus
-/* 24.11's gres.h pulls in slurmctld's headers: slurmstepd_job.h defines _GNU_SOURCE bare
+/* gres.h (24.11 on) pulls in slurmctld's headers: slurmstepd_job.h defines _GNU_SOURCE bare
  * (g++ predefines it as 1) and extra_constraints.h names a struct member `operator`, a C++
  * keyword. Spell that member otherwise here; we never touch it. */
 #undef _GNU_SOURCE
@@ -33,13 +51,10 @@ extern "C" {
 #ifdef __cplusplus
 #undef operator
 #endif
-#elif SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(22, 5, 0) && \
-    SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(22, 6, 0)
-#define XPART_SLURM_24_11 0
+#else
+#define XPART_SLURM_PREP_API 0
 #include "src/common/gres.h"
 #include "src/plugins/gres/common/gres_common.h"
-#else
-#error "xpart's gres/gpu supports Slurm 22.05 and 24.11 only"
 #endif
 
 #include "src/common/bitstring.h"

@@ -192,4 +192,16 @@ std::vector<std::string> check_present(const std::vector<GresRecord>& records,
     return lines;
 }
 
+std::optional<std::string> autodetect_line(const std::vector<std::string>& methods,
+                                           std::size_t registered) {
+    if (methods.empty()) return std::nullopt;
+    std::string named;
+    for (const auto& m : methods) named += (named.empty() ? "" : ",") + m;
+    const bool one = methods.size() == 1 && methods[0] != "full";  // full: every gpu/* in turn
+    return "gres.conf AutoDetect=" + named + ": xpart's discovery registered the node's " +
+           std::to_string(registered) + " GPU partition(s); Slurm's " +
+           (one ? "gpu/" + methods[0] + " plugin is" : "gpu/* plugins are") +
+           " not used with xpart's gres/gpu";
+}
+
 }  // namespace xpart

@@ -3,7 +3,9 @@
 // at step launch (a partition destroyed or re-made since slurmd started).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +26,13 @@ struct ConfiguredGpu {
 // "<source>: Type=<t> File=<f>: hardware has <what>".
 std::vector<std::string> check_configured(const std::vector<ConfiguredGpu>& configured,
                                           const std::vector<GresRecord>& hardware);
+
+// slurmd's line for a gres.conf that names AutoDetect methods (`methods`: Slurm's names, "off"
+// left out by the caller): with xpart's gres/gpu no gpu/<method> plugin of Slurm's is loaded,
+// xpart's discovery registered the node's GPUs, and the admin reading slurmd's log is told so.
+// nullopt when no method is named.
+std::optional<std::string> autodetect_line(const std::vector<std::string>& methods,
+                                           std::size_t registered);
 
 // What an admin does when the node no longer matches what slurmd registered.
 inline constexpr std::string_view kReregisterAdvice =

@@ -187,8 +187,12 @@ std::optional<std::string> flags_problem(const std::string& value) {
     return std::nullopt;
 }
 
+// Every value a supported series takes (22.05: nvml, rsmi, oneapi, off; 24.11 and 25.11 add
+// nrt and nvidia; 26.05 full). xpart's plugin registers what its own discovery finds
+// whichever is named (gres_node.hpp, autodetect_line).
+constexpr const char* kAutoDetectValues = "full, nvml, rsmi, oneapi, nrt, nvidia or off";
 bool valid_autodetect(const std::string& v) {
-    for (const char* a : {"nvml", "rsmi", "oneapi", "off"})
+    for (const char* a : {"full", "nvml", "rsmi", "oneapi", "nrt", "nvidia", "off"})
         if (iequals(v, a)) return true;
     return false;
 }
@@ -241,7 +245,7 @@ public:
             r.links = kv.value;
         } else if (key == "autodetect") {
             if (r.node_names.empty()) return error(kv, "AutoDetect on a record needs NodeName=");
-            if (!valid_autodetect(kv.value)) return error(kv, "expected nvml, rsmi, oneapi or off");
+            if (!valid_autodetect(kv.value)) return error(kv, std::string("expected ") + kAutoDetectValues);
             r.autodetect = kv.value;
         } else if (key == "nodename") {
             return error(kv, "NodeName= must start the record");
@@ -376,7 +380,7 @@ Result<GresConf> parse_gres_conf(std::string_view text, const std::string& file)
         // A leading AutoDetect= is the global one (Slurm's top-level table).
         if (iequals(kvs[0].key, "AutoDetect")) {
             if (!valid_autodetect(kvs[0].value))
-                return parser.error(kvs[0], "expected nvml, rsmi, oneapi or off");
+                return parser.error(kvs[0], std::string("expected ") + kAutoDetectValues);
             conf.autodetect = kvs[0].value;
             if (++at == kvs.size()) continue;
         }

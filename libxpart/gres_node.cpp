@@ -1,7 +1,9 @@
 #include "libxpart/gres_node.hpp"
 
 #include "libxpart/discovery.hpp"
+#include "libxpart/gres_conf.hpp"
 #include "libxpart/node_cache.hpp"
+#include "libxpart/text.hpp"
 
 namespace xpart {
 
@@ -34,6 +36,20 @@ NodeGres plan_node_gres(const Result<Node>& discovered, const XpartConf& conf,
     return out;
 }
 
+std::optional<std::string> gres_conf_autodetect_line(const std::string& xpart_conf_path,
+                                                     std::size_t registered) {
+    if (xpart_conf_path.empty()) return std::nullopt;
+    const auto slash = xpart_conf_path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : xpart_conf_path.substr(0, slash);
+    // Slurm has read this file already and said what it disliked; xpart only looks for the
+    // global AutoDetect= (Slurm 26.05 resolves `full` before the plugin is called, so the
+    // file, not Slurm's flags, says what the admin asked for).
+    auto gres_conf = read_gres_conf(RootFs("/"), dir + "/gres.conf");
+    if (!gres_conf || gres_conf->autodetect.empty() || to_lower(gres_conf->autodetect) == "off")
+        return std::nullopt;
+    return autodetect_line({gres_conf->autodetect}, registered);
+}
+
 NodeGres load_node_gres(const std::string& conf_path, const std::vector<ConfiguredGpu>& configured,
                         XpartConf* conf_out, SlurmSeries series) {
     try {
@@ -49,6 +65,8 @@ NodeGres load_node_gres(const std::string& conf_path, const std::vector<Configur
         options.slurm_series = series;
         Result<Node> node = discover(options);
         NodeGres out = plan_node_gres(node, *conf, configured);
+        if (auto line = gres_conf_autodetect_line(conf_path, out.records.size()))
+            out.warnings.push_back(std::move(*line));
         // The launchers' copy of what was found; a failed discovery removes the old one.
         Status cached = node ? write_node_cache(options.root, *node) : remove_node_cache(options.root);
         if (!cached) {

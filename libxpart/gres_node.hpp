@@ -2,6 +2,8 @@
 // records to the GRES records the node registers, with every finding as one log line.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,11 @@ struct NodeGres {
 // was read still registers: slurmctld drains the node when its configured count is then short.
 NodeGres plan_node_gres(const Result<Node>& discovered, const XpartConf& conf,
                         const std::vector<ConfiguredGpu>& configured);
+
+// The line for the global AutoDetect= of the gres.conf beside xpart.conf (autodetect_line);
+// nullopt when there is none, it is off, or the file cannot be read or parsed.
+std::optional<std::string> gres_conf_autodetect_line(const std::string& xpart_conf_path,
+                                                     std::size_t registered);
 
 // Reads xpart.conf at `conf_path`, discovers the node, plans, and writes the node cache
 // (libxpart/node_cache.hpp) for the launchers. Never throws. `series`: the Slurm the plugin

@@ -325,7 +325,7 @@ Result<std::vector<Gpu>> discover_nvidia(const DiscoveryOptions& options,
         return std::vector<Gpu>{};
     }
     auto records = read_all_gpus(*session, options.type_naming == TypeNaming::Slurm &&
-                                               options.slurm_series == SlurmSeries::S24_11);
+                                               slurm_reads_mig_name(options.slurm_series));
     if (!records) return records.error();
     if (records->empty()) return std::vector<Gpu>{};
     bool need_caps = false;

@@ -310,6 +310,10 @@ TEST_P(DiscoverSimMig, SlurmTypeNamingPerSeries) {
         }
     EXPECT_EQ(s22, want22);
     EXPECT_EQ(s24, want24);
+    // Every later series the table knows is a choice, and names as 24.11 does here.
+    for (const char* later : {"25.11", "26.05"})
+        EXPECT_EQ(types({"--type-naming", "slurm", "--slurm-series", later}), want24) << later;
+    EXPECT_NE(discover({"--type-naming", "slurm", "--slurm-series", "25.05"}).exit_code, 0);
     const auto r = discover({"--type-naming", "slurm", "--gres-conf"});
     const std::string path = work_.path() + "/slurm-gres.conf";
     write_text(path, r.out);

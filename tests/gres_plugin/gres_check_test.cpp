@@ -189,5 +189,18 @@ INSTANTIATE_TEST_SUITE_P(
                      "compute partition mode unreadable, slurmd registered CPX" + kAdvice}}),
     testing::SentenceCaseName{});
 
+TEST(AutoDetectLine, NamesTheMethodAndWhoRegistered) {
+    EXPECT_EQ(autodetect_line({}, 6), std::nullopt);
+    EXPECT_EQ(autodetect_line({"full"}, 6),
+              "gres.conf AutoDetect=full: xpart's discovery registered the node's 6 GPU "
+              "partition(s); Slurm's gpu/* plugins are not used with xpart's gres/gpu");
+    EXPECT_EQ(autodetect_line({"nvml"}, 2),
+              "gres.conf AutoDetect=nvml: xpart's discovery registered the node's 2 GPU "
+              "partition(s); Slurm's gpu/nvml plugin is not used with xpart's gres/gpu");
+    EXPECT_EQ(autodetect_line({"nvml", "rsmi"}, 0),
+              "gres.conf AutoDetect=nvml,rsmi: xpart's discovery registered the node's 0 GPU "
+              "partition(s); Slurm's gpu/* plugins are not used with xpart's gres/gpu");
+}
+
 }  // namespace
 }  // namespace xpart

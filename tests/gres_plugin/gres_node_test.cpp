@@ -94,6 +94,33 @@ TEST(LoadNodeGres, MalformedConfRegistersNothingWithTheConfLine) {
                             "registering no GPU"});
 }
 
+// The gres.conf beside xpart.conf: its global AutoDetect= is told, whatever Slurm made of it.
+TEST(GresConfAutoDetectLine, ReadsTheGlobalAutoDetectBesideXpartConf) {
+    char tmpl[] = "/tmp/xpart_autodetect_testXXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::string dir = tmpl, xpart_conf = dir + "/xpart.conf";
+    struct Case {
+        const char* gres_conf;  // nullptr: no file
+        std::optional<std::string> line;
+    };
+    const Case cases[] = {
+        {nullptr, std::nullopt},
+        {"Name=gpu File=/dev/nvidia0\n", std::nullopt},
+        {"AutoDetect=off\n", std::nullopt},
+        {"AutoDetect=full\n", autodetect_line({"full"}, 3)},
+        {"AutoDetect=NVML\nName=gpu File=/dev/nvidia0\n", autodetect_line({"NVML"}, 3)},
+        {"AutoDetect=cuda\n", std::nullopt},  // Slurm's own line names it; no guess here
+    };
+    for (const Case& c : cases) {
+        std::filesystem::remove(dir + "/gres.conf");
+        if (c.gres_conf) std::ofstream(dir + "/gres.conf") << c.gres_conf;
+        EXPECT_EQ(gres_conf_autodetect_line(xpart_conf, 3), c.line)
+            << (c.gres_conf ? c.gres_conf : "(no gres.conf)");
+    }
+    EXPECT_EQ(gres_conf_autodetect_line("", 3), std::nullopt);
+    std::filesystem::remove_all(dir);
+}
+
 // slurmd start leaves the node it found for the launchers, and removes an old one when it
 // found nothing it can trust.
 class NodeCacheAtSlurmdStart : public ::testing::Test {

@@ -1,9 +1,11 @@
 /* Pins every gres_gpu.so entry point to Slurm's own ops table, for the series it was built for.
- * Compile time: gres_ops.h is cut at build time out of the configured Slurm source's gres.c (src/common/ on 22.05, src/interfaces/ on 24.11)
+ * Compile time: gres_ops.h is cut at build time out of the configured Slurm source's gres.c
+ * (src/common/ on 22.05, src/interfaces/ from 24.11)
  * (slurm_gres_ops_t and the syms[] its loader dlsym()s); each exported function's type must be
  * the type of the matching member. Run time: the built plugin loads with RTLD_NOW on top of
  * the installed libslurmfull.so (every Slurm symbol it imports exists), every name in syms[]
- * resolves, and plugin_version/plugin_type are what Slurm's loader requires. */
+ * resolves, and plugin_version/plugin_type are what Slurm's loader requires: the same words
+ * as the installed Slurm's own gres_gpu.so, whose syms[] resolve too. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +28,7 @@ SAME_TYPE(gres_p_recv_stepd, recv_stepd);
 SAME_TYPE(gres_p_get_devices, get_devices);
 SAME_TYPE(gres_p_step_hardware_init, step_hardware_init);
 SAME_TYPE(gres_p_step_hardware_fini, step_hardware_fini);
-#if XPART_SLURM_24_11
+#if XPART_SLURM_PREP_API
 SAME_TYPE(gres_p_prep_build_env, prep_build_env);
 SAME_TYPE(gres_p_prep_set_env, prep_set_env);
 #define ENTRY_POINTS 11
@@ -79,6 +81,31 @@ int main(void) {
         fprintf(stderr, "FAIL: plugin_type '%s', want gres/gpu\n", type ? type : "(none)");
         failures++;
     }
+    /* The installed Slurm's own gres/gpu: the loader takes both with the same words. */
+    void *stock = dlopen(XPART_STOCK_GRES_GPU, RTLD_NOW | RTLD_LOCAL);
+    if (!stock) {
+        fprintf(stderr, "FAIL: %s\n", dlerror());
+        return 1;
+    }
+    const uint32_t *stock_version = dlsym(stock, "plugin_version");
+    const char *stock_type = dlsym(stock, "plugin_type");
+    if (!stock_version || !version || *stock_version != *version) {
+        fprintf(stderr, "FAIL: plugin_version %#x, %s has %#x\n", version ? *version : 0,
+                XPART_STOCK_GRES_GPU, stock_version ? *stock_version : 0);
+        failures++;
+    }
+    if (!stock_type || !type || strcmp(stock_type, type) != 0) {
+        fprintf(stderr, "FAIL: plugin_type '%s', %s has '%s'\n", type ? type : "(none)",
+                XPART_STOCK_GRES_GPU, stock_type ? stock_type : "(none)");
+        failures++;
+    }
+    for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+        if (!dlsym(stock, syms[i])) {
+            fprintf(stderr, "FAIL: %s not in %s\n", syms[i], XPART_STOCK_GRES_GPU);
+            failures++;
+        }
+    }
+    printf("%s: the version word and plugin_type of %s\n", plugin, XPART_STOCK_GRES_GPU);
     printf("%s: %zu entry points pinned and resolved, version %#x\n", plugin,
            sizeof(syms) / sizeof(syms[0]), SLURM_VERSION_NUMBER);
     return failures ? 1 : 0;

@@ -202,11 +202,14 @@ cluster_user() {
   done
 }
 # as_user NAME COMMAND...: runs COMMAND as NAME (its own uid and primary group, no other
-# groups), with this environment (SLURM_CONF included).
+# groups), with this environment (SLURM_CONF included) and a plain PATH led by the directory
+# of the srun the daemons came with (a release's install, or Debian's /usr/bin).
 as_user() {
-  local name=$1; shift
+  local name=$1 bin
+  shift
+  bin=$(dirname "$(command -v srun)")
   setpriv --reuid="$name" --regid="$(id -g "$name")" --clear-groups -- \
-    env PATH=/usr/local/bin:/usr/bin:/bin HOME=/ USER="$name" LOGNAME="$name" "$@"
+    env PATH="$bin:/usr/local/bin:/usr/bin:/bin" HOME=/ USER="$name" LOGNAME="$name" "$@"
 }
 
 cluster_stop() {

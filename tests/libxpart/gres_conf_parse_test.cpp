@@ -70,6 +70,10 @@ const ParseCase kParseCases[] = {
     {"GlobalAutoDetectThenRecord", "AutoDetect=nvml Name=gpu File=/dev/nvidia0\n",
      {"1|Name=gpu File=/dev/nvidia0"}, "nvml"},
     {"NodeLocalAutoDetectOnly", "NodeName=n1 AutoDetect=rsmi\n", {"1|NodeName=n1 AutoDetect=rsmi"}},
+    // 26.05's AutoDetect=full and 24.11's nrt and nvidia.
+    {"GlobalAutoDetectFull", "AutoDetect=full\n", {}, "full"},
+    {"NodeLocalAutoDetectNvidia", "NodeName=n1 AutoDetect=nvidia\n", {"1|NodeName=n1 AutoDetect=nvidia"}},
+    {"GlobalAutoDetectNrt", "AutoDetect=NRT\n", {}, "NRT"},
     {"CountSuffix", "Name=mps Count=2k\n", {"1|Name=mps Count=2048"}},
     {"CountDecimalSuffix", "Name=shard Count=1kb\n", {"1|Name=shard Count=1000"}},
     {"CountMatchesFiles", "Name=gpu Count=2 File=/dev/nvidia[0-1]\n",
@@ -149,7 +153,7 @@ const MalformedCase kMalformedCases[] = {
      "/etc/slurm/gres.conf:1: Flags=no_gpu_env,amd_gpu_env: no_gpu_env excludes the other *_env "
      "flags"},
     {"BadGlobalAutoDetect", "AutoDetect=cuda\n",
-     "/etc/slurm/gres.conf:1: AutoDetect=cuda: expected nvml, rsmi, oneapi or off"},
+     "/etc/slurm/gres.conf:1: AutoDetect=cuda: expected full, nvml, rsmi, oneapi, nrt, nvidia or off"},
     {"InlineAutoDetectWithoutNodeName", "Name=gpu AutoDetect=nvml File=/dev/nvidia0\n",
      "/etc/slurm/gres.conf:1: AutoDetect=nvml: AutoDetect on a record needs NodeName="},
     {"ErrorLineIsFirstLineOfContinuedRecord", "# c\nName=gpu \\\nTypo=1\n",

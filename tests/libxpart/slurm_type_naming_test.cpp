@@ -52,13 +52,20 @@ TEST_P(SlurmMigNames, Slurm22_05) {
     EXPECT_EQ(slurm_nvml_mig_type(SlurmSeries::S22_05, input(false)), GetParam().slurm_22_05);
 }
 
-TEST_P(SlurmMigNames, Slurm24_11FromTheMigDeviceName) {
-    EXPECT_EQ(slurm_nvml_mig_type(SlurmSeries::S24_11, input(true)), GetParam().slurm_24_11);
+// 24.11, 25.11 and 26.05 share the rule (gpu_nvml.c's _handle_mig); only the buffer differs.
+TEST_P(SlurmMigNames, Slurm24_11AndLaterFromTheMigDeviceName) {
+    for (const auto& series : all_slurm_series())
+        if (series.reads_mig_name)
+            EXPECT_EQ(slurm_nvml_mig_type(series.series, input(true)), GetParam().slurm_24_11)
+                << series.name;
 }
 
-TEST_P(SlurmMigNames, Slurm24_11FallbackFromAttributes) {
-    EXPECT_EQ(slurm_nvml_mig_type(SlurmSeries::S24_11, input(false)),
-              GetParam().slurm_24_11_no_name);
+TEST_P(SlurmMigNames, Slurm24_11AndLaterFallbackFromAttributes) {
+    for (const auto& series : all_slurm_series())
+        if (series.reads_mig_name)
+            EXPECT_EQ(slurm_nvml_mig_type(series.series, input(false)),
+                      GetParam().slurm_24_11_no_name)
+                << series.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(Products, SlurmMigNames, ::testing::Values(
@@ -93,6 +100,36 @@ INSTANTIATE_TEST_SUITE_P(Products, SlurmMigNames, ::testing::Values(
     MigCase{"H200-SXM-141GB", "3g.71gb", 0, "nvidia_h200_3g.69gb", "nvidia_h200_3g.71gb", "nvidia_h200_3g.69gb"},
     MigCase{"H200-SXM-141GB", "7g.141gb", 0, "nvidia_h200_7g.137gb", "nvidia_h200_7g.141gb", "nvidia_h200_7g.138gb"}));
 
+// The one series table: every front end's choices come from it (the CLI's --slurm-series, the
+// plugin's series number across the discovery module's seam).
+TEST(SlurmSeriesTable, OneRowPerSeriesOldestFirst) {
+    struct Want {
+        SlurmSeries series;
+        const char* name;
+        bool reads_mig_name;
+        std::size_t buffer;
+    };
+    const Want want[] = {{SlurmSeries::S22_05, "22.05", false, 0},
+                         {SlurmSeries::S24_11, "24.11", true, 64},
+                         {SlurmSeries::S25_11, "25.11", true, 96},
+                         {SlurmSeries::S26_05, "26.05", true, 96}};
+    const auto& table = all_slurm_series();
+    ASSERT_EQ(table.size(), std::size(want));
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        SCOPED_TRACE(want[i].name);
+        EXPECT_EQ(table[i].series, want[i].series);
+        EXPECT_STREQ(table[i].name, want[i].name);
+        EXPECT_STREQ(to_string(want[i].series), want[i].name);
+        EXPECT_EQ(table[i].reads_mig_name, want[i].reads_mig_name);
+        EXPECT_EQ(slurm_reads_mig_name(want[i].series), want[i].reads_mig_name);
+        EXPECT_EQ(table[i].mig_name_buffer, want[i].buffer);
+        // The number that crosses the plugin's seam comes back as the same series.
+        EXPECT_EQ(slurm_series_from_number(static_cast<std::uint32_t>(want[i].series)),
+                  want[i].series);
+    }
+    EXPECT_EQ(slurm_series_from_number(static_cast<std::uint32_t>(table.size())), std::nullopt);
+}
+
 TEST(SlurmNames, UnderscorifyTolowerTouchesOnlyCaseAndSpaces) {
     EXPECT_EQ(slurm_underscorify_tolower("NVIDIA A100-SXM4-40GB MIG 1c.3g.20gb"),
               "nvidia_a100-sxm4-40gb_mig_1c.3g.20gb");
@@ -119,6 +156,19 @@ TEST(SlurmNames, Series24_11EdgesOfTheNameRule) {
     // Up to 63 characters the name is used as written, whatever it says.
     m.mig_name = "NVIDIA H100 80GB HBM3 MIG 1c.3g.41gb";
     EXPECT_EQ(slurm_nvml_mig_type(SlurmSeries::S24_11, m), "nvidia_h100_80gb_hbm3_1c.3g.41gb");
+    // 64 to 95 characters: 24.11's buffer cannot take the name, 25.11's and 26.05's can.
+    m.mig_name = "NVIDIA H100 80GB HBM3 Engineering Sample With Long Name MIG 1c.3g.41gb";
+    ASSERT_GE(m.mig_name.size(), 64u);
+    ASSERT_LT(m.mig_name.size(), 96u);
+    EXPECT_EQ(slurm_nvml_mig_type(SlurmSeries::S24_11, m), "nvidia_h100_80gb_hbm3_1c.3g.40gb");
+    EXPECT_EQ(slurm_nvml_mig_type(SlurmSeries::S25_11, m), "nvidia_h100_80gb_hbm3_1c.3g.41gb");
+    EXPECT_EQ(slurm_nvml_mig_type(SlurmSeries::S26_05, m), "nvidia_h100_80gb_hbm3_1c.3g.41gb");
+    // 96 and more: no series takes it.
+    m.mig_name = std::string(90, 'X') + " MIG 1c.3g.41gb";
+    for (const auto& series : all_slurm_series())
+        if (series.reads_mig_name)
+            EXPECT_EQ(slurm_nvml_mig_type(series.series, m), "nvidia_h100_80gb_hbm3_1c.3g.40gb")
+                << series.name;
     // Half a GiB: 22.05 rounds up, exactly a GiB below: both formulas agree.
     EXPECT_EQ(slurm_nvml_mig_type(SlurmSeries::S22_05, {"X", "", 1, 1, 1536}), "x_1g.2gb");
     EXPECT_EQ(slurm_nvml_mig_type(SlurmSeries::S22_05, {"X", "", 1, 1, 1535}), "x_1g.1gb");
