@@ -54,18 +54,22 @@ TEST_P(SlurmMigNames, Slurm22_05) {
 
 // 24.11, 25.11 and 26.05 share the rule (gpu_nvml.c's _handle_mig); only the buffer differs.
 TEST_P(SlurmMigNames, Slurm24_11AndLaterFromTheMigDeviceName) {
-    for (const auto& series : all_slurm_series())
-        if (series.reads_mig_name)
+    for (const auto& series : all_slurm_series()) {
+        if (series.reads_mig_name) {
             EXPECT_EQ(slurm_nvml_mig_type(series.series, input(true)), GetParam().slurm_24_11)
                 << series.name;
+        }
+    }
 }
 
 TEST_P(SlurmMigNames, Slurm24_11AndLaterFallbackFromAttributes) {
-    for (const auto& series : all_slurm_series())
-        if (series.reads_mig_name)
+    for (const auto& series : all_slurm_series()) {
+        if (series.reads_mig_name) {
             EXPECT_EQ(slurm_nvml_mig_type(series.series, input(false)),
                       GetParam().slurm_24_11_no_name)
                 << series.name;
+        }
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Products, SlurmMigNames, ::testing::Values(
@@ -165,10 +169,12 @@ TEST(SlurmNames, Series24_11EdgesOfTheNameRule) {
     EXPECT_EQ(slurm_nvml_mig_type(SlurmSeries::S26_05, m), "nvidia_h100_80gb_hbm3_1c.3g.41gb");
     // 96 and more: no series takes it.
     m.mig_name = std::string(90, 'X') + " MIG 1c.3g.41gb";
-    for (const auto& series : all_slurm_series())
-        if (series.reads_mig_name)
+    for (const auto& series : all_slurm_series()) {
+        if (series.reads_mig_name) {
             EXPECT_EQ(slurm_nvml_mig_type(series.series, m), "nvidia_h100_80gb_hbm3_1c.3g.40gb")
                 << series.name;
+        }
+    }
     // Half a GiB: 22.05 rounds up, exactly a GiB below: both formulas agree.
     EXPECT_EQ(slurm_nvml_mig_type(SlurmSeries::S22_05, {"X", "", 1, 1, 1536}), "x_1g.2gb");
     EXPECT_EQ(slurm_nvml_mig_type(SlurmSeries::S22_05, {"X", "", 1, 1, 1535}), "x_1g.1gb");
