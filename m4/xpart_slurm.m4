@@ -80,7 +80,8 @@ AC_DEFUN([XPART_CHECK_SLURM], [
   # has them in PREFIX/lib/slurm; Debian's in slurm-wlm.
   SLURM_STOCK_PLUGINDIR=""
   stock_dirs="/usr/lib/x86_64-linux-gnu/slurm-wlm /usr/lib/aarch64-linux-gnu/slurm-wlm /usr/lib64/slurm /usr/lib/slurm"
-  AS_IF([test -n "$SLURM_PREFIX"], [stock_dirs="$SLURM_PREFIX/lib/slurm $SLURM_PREFIX/lib64/slurm"])
+  dnl make install's lib/slurm; SchedMD's slurm-smd packages' /usr/lib/<multiarch>/slurm.
+  AS_IF([test -n "$SLURM_PREFIX"], [stock_dirs="$SLURM_PREFIX/lib/slurm $SLURM_PREFIX/lib64/slurm `ls -d "$SLURM_PREFIX"/lib/*-linux-gnu/slurm 2>/dev/null`"])
   for d in $stock_dirs; do
     AS_IF([test -z "$SLURM_STOCK_PLUGINDIR" && test -r "$d/gres_gpu.so"], [SLURM_STOCK_PLUGINDIR=$d])
   done

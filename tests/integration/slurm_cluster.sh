@@ -17,10 +17,11 @@ require_slurm() {
   done
 }
 
-# Debian's own plugin directory (stock gres_gpu.so, libslurmfull.so).
+# The installed Slurm's own plugin directory (stock gres_gpu.so, libslurmfull.so): Debian's, or
+# SchedMD's slurm-smd packages'.
 stock_plugindir() {
   local d
-  for d in ${XPART_SLURM_STOCK_PLUGINDIR:-} /usr/lib/*/slurm-wlm /usr/lib64/slurm /usr/lib/slurm; do
+  for d in ${XPART_SLURM_STOCK_PLUGINDIR:-} /usr/lib/*/slurm-wlm /usr/lib/*-linux-gnu/slurm /usr/lib64/slurm /usr/lib/slurm; do
     [ -r "$d/gres_gpu.so" ] && { echo "$d"; return 0; }
   done
   fail "no stock gres_gpu.so found (install slurmd)"
@@ -132,6 +133,15 @@ MessageTimeout=20
 $XP_EXTRA_CONF
 ${XP_NODE_LINES}PartitionName=xp Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 CONF
+  # From 25.11 slurmd on cgroup v2 moves itself into a child of its own cgroup and enables the
+  # controllers there, which a cgroup holding other processes (the test's) refuses ("Cannot
+  # migrate slurmd"): under systemd each slurmd gets a delegated scope of its own, as its unit
+  # gives it on a site's node (systemd-run --scope execs slurmd: the pid stays the one tracked).
+  XP_SLURMD_SCOPE=()
+  if [ "$XP_CGROUP_PLUGIN" = cgroup/v2 ] && [ "$(ps -o comm= -p 1)" = systemd ] &&
+    slurmd -V | awk '{split($2, v, "."); exit !(v[1] * 100 + v[2] >= 2511)}'; then
+    XP_SLURMD_SCOPE=(systemd-run --scope --quiet --collect -p Delegate=yes)
+  fi
   printf '%s\n' "$XP_CGROUP_CONF" >"$etc/cgroup.conf"
   printf '%s\n' "$XP_GRES_CONF" >"$etc/gres.conf"
   export SLURM_CONF=$etc/slurm.conf
@@ -140,7 +150,7 @@ CONF
   local n
   for n in "${XP_NODES[@]}"; do
     eval "local envs=(\"\${XP_ENV_$n[@]}\")"
-    env "${envs[@]}" slurmd -D -N "$n" -f "$SLURM_CONF" >"$XP_DIR/log/slurmd.$n.out" 2>&1 &
+    env "${envs[@]}" "${XP_SLURMD_SCOPE[@]}" slurmd -D -N "$n" -f "$SLURM_CONF" >"$XP_DIR/log/slurmd.$n.out" 2>&1 &
     XP_PIDS+=($!)
   done
   cluster_wait_idle 60 "${XP_WANT_STATES:-idle}" ||
@@ -158,7 +168,7 @@ slurmd_restart() {
   for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   ! kill -0 "$pid" 2>/dev/null || fail "slurmd of $node did not stop"
   eval "local envs=(\"\${XP_ENV_$node[@]}\")"
-  env "${envs[@]}" slurmd -D -N "$node" -f "$SLURM_CONF" >>"$XP_DIR/log/slurmd.$node.out" 2>&1 &
+  env "${envs[@]}" "${XP_SLURMD_SCOPE[@]}" slurmd -D -N "$node" -f "$SLURM_CONF" >>"$XP_DIR/log/slurmd.$node.out" 2>&1 &
   XP_PIDS+=($!)
   for _ in $(seq 300); do
     [ "$(grep -c 'slurmd started on' "$log" || true)" -gt "$started" ] && return 0
