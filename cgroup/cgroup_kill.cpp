@@ -11,7 +11,7 @@
 #include <set>
 #include <thread>
 
-#include "cgroup/rank_leftover.hpp"
+#include "cgroup/cgroup_dirs.hpp"
 #include "cgroup/unique_fd.hpp"
 #include "libxpart/root_fs.hpp"
 #include "libxpart/text.hpp"

@@ -1,13 +1,5 @@
 #include "cgroup/rank_leftover.hpp"
 
-#include <dirent.h>
-#include <sys/stat.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <memory>
-
 #include "cgroup/device_cgroup.hpp"
 #include "libxpart/proc_stat.hpp"
 #include "libxpart/text.hpp"
@@ -73,29 +65,6 @@ LauncherState launcher_state(const RootFs& proc, pid_t pid) {
     // the launcher matters).
     if (!stat) return LauncherState::Gone;
     return launcher_state_of(*stat);
-}
-
-Result<std::vector<std::string>> child_dirs(const std::string& dir) {
-    std::unique_ptr<DIR, int (*)(DIR*)> d(::opendir(dir.c_str()), ::closedir);
-    if (!d) return Error{"cannot list cgroup " + dir + ": " + std::strerror(errno)};
-    std::vector<std::string> out;
-    while (const dirent* e = ::readdir(d.get())) {
-        const std::string name = e->d_name;
-        if (name == "." || name == "..") continue;
-        bool is_dir = e->d_type == DT_DIR;
-        if (e->d_type == DT_UNKNOWN) {
-            struct stat st {};
-            is_dir = ::lstat((dir + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-        }
-        if (is_dir) out.push_back(name);
-    }
-    std::sort(out.begin(), out.end());
-    return out;
-}
-
-bool is_cgroup_dir(const std::string& path) {
-    struct stat st {};
-    return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 Result<CgroupOccupancy> read_occupancy(const std::string& dir) {

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cgroup/cgroup_dirs.hpp"
 #include "cgroup/layout.hpp"
 #include "libxpart/result.hpp"
 #include "libxpart/root_fs.hpp"
@@ -86,10 +87,6 @@ SweepEntry sweep_rank_leftover(Hierarchy h, const std::string& dir, const RankCg
 std::vector<SweepEntry> sweep_rank_leftovers(Hierarchy h, const std::string& dir, unsigned depth,
                                              const SweepHost& host);
 
-// The subdirectory names of `dir`, sorted (no links). Error names the directory.
-Result<std::vector<std::string>> child_dirs(const std::string& dir);
-// A directory itself, not a link to one (lstat).
-bool is_cgroup_dir(const std::string& path);
 // Calls visit(name, path) for each child cgroup of `dir` in name order; a directory that
 // cannot be listed becomes a Failed entry in `out`. The walk both sweeps are built on.
 void for_each_child(const std::string& dir, std::vector<SweepEntry>& out,

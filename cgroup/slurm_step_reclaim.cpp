@@ -9,7 +9,7 @@
 #include <functional>
 
 #include "cgroup/cgroup_kill.hpp"
-#include "cgroup/rank_leftover.hpp"
+#include "cgroup/cgroup_dirs.hpp"
 #include "cgroup/unique_fd.hpp"
 #include "libxpart/root_fs.hpp"
 #include "libxpart/text.hpp"

@@ -1,14 +1,18 @@
-// xpart.so, the SPANK plugin: per-task binding, confinement and MPS from inside slurmstepd,
-// where Slurm runs plugins as root before it drops to the user. Glue only: each entry point
-// reads what Slurm hands it, calls spank_plugin/step_session.hpp, and logs its one line. No
-// exception leaves an entry point; every failure fails the step (fail closed) except at the
-// end, where it is logged.
+// xpart.so, the SPANK plugin's front: per-task binding, confinement and MPS from inside
+// slurmstepd, where Slurm runs plugins as root before it drops to the user. Every srun,
+// sbatch, salloc and slurmstepd of every job loads it, so it holds only what each of them
+// needs: the options (checked where given), the site's defaults, and every step's v1 cgroup
+// take-back. The step's work (plan, confinement, environment, MPS) is xpart_spank_step.so
+// (spank_plugin/step_module.h), loaded for a step xpart acts on and for the job's Epilog.
+// No exception leaves an entry point; every failure fails the step (fail closed) except at
+// the end, where it is logged.
 //
-// Where each part runs (Slurm 22.05/24.11 slurmstepd, see spank(8)):
+// Where each part runs (Slurm 22.05 to 26.05 slurmstepd, see spank(8)):
 //   slurm_spank_init            every context: options; site defaults from plugstack.conf
-//   slurm_spank_init_post_opt   remote, root, before the tasks fork: plan; MPS daemons
+//   slurm_spank_init_post_opt   remote, root, before the tasks fork: whether xpart acts on
+//                               the step; then the module's plan and MPS daemons
 //   slurm_spank_task_post_fork  remote, root, task in its cgroups, not yet exec'd: the
-//                               step's v1 cgroups root's (every step), confine
+//                               step's v1 cgroups root's (every step); the module confines
 //   slurm_spank_task_init       remote, in the task as the user, after gres/gpu: environment
 //   slurm_spank_task_exit       remote, root: the task's cgroup
 //   slurm_spank_exit            remote, root, at the step's end: what is left, MPS daemons
@@ -21,7 +25,6 @@ extern "C" {
 
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -29,8 +32,8 @@ extern "C" {
 
 #include "cgroup/slurm_step_reclaim.hpp"
 #include "libxpart/c_boundary.hpp"
-#include "mps/root/mps_job.hpp"
-#include "spank_plugin/step_session.hpp"
+#include "spank_plugin/step_module_load.hpp"
+#include "spank_plugin/step_options.hpp"
 
 // The build hides every symbol (-fvisibility=hidden); these are what Slurm's loader looks up.
 #define XPART_EXPORT __attribute__((visibility("default")))
@@ -48,8 +51,8 @@ using namespace xpart;
 using namespace xpart::launch;
 
 std::optional<StepOptions> g_options;      // site defaults, then the user's options
-std::optional<StepSession> g_session;      // remote context: this step on this node
 std::vector<std::string> g_user_options;   // "name=value" as given, applied after the site's
+const xpart_step_module* g_module = nullptr;  // remote context: set for a step xpart acts on
 
 int remember(int val, const char* optarg, int remote);
 
@@ -100,7 +103,6 @@ int effective_options() {
             return -1;
         }
     }
-    g_user_options.clear();
     return 0;
 }
 
@@ -109,41 +111,37 @@ bool item(spank_t sp, spank_item_t what, T& out) {
     return spank_get_item(sp, what, &out) == ESPANK_SUCCESS;
 }
 
-EnvMap job_env(spank_t sp) {
-    char** env = nullptr;
-    if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !env) return {};
-    return env_from_environ(env);
-}
-
 bool is_task_step(uint32_t step) {
     return step != SLURM_BATCH_SCRIPT && step != SLURM_EXTERN_CONT && step != SLURM_INTERACTIVE_STEP;
 }
 
-int begin_step(spank_t sp) {
+const xpart_step_module* load_module() {
+    auto m = xpart::spank::step_module();
+    if (!m) {
+        slurm_error("xpart: %s", m.error().message.c_str());
+        return nullptr;
+    }
+    return *m;
+}
+
+// The one decision of the front: a task step whose effective options bind (StepOptions::
+// active) gets the module; every other step, and every process that is not a step, never
+// loads it.
+int begin_step(spank_t sp, int ac, char** av) {
     if (effective_options() != 0) return -1;
-    uint32_t job = 0, step = 0, tasks = 0;
-    uid_t uid = 0;
-    gid_t gid = 0;
-    if (!item(sp, S_JOB_ID, job) || !item(sp, S_JOB_STEPID, step) ||
-        !item(sp, S_JOB_LOCAL_TASK_COUNT, tasks) || !item(sp, S_JOB_UID, uid) || !item(sp, S_JOB_GID, gid)) {
+    uint32_t step = 0;
+    if (!item(sp, S_JOB_STEPID, step)) {
         slurm_error("xpart: cannot read the step's identity from slurmstepd");
         return -1;
     }
     if (!is_task_step(step) || !g_options->active()) return 0;
-    StepIdentity id{std::to_string(job), std::to_string(step), {uid, gid}, static_cast<int>(tasks)};
-    auto session = StepSession::begin(*g_options, xpart::RootFs::from_env(), job_env(sp), id);
-    if (!session) {
-        slurm_error("xpart: step %u.%u: %s", job, step, session.error().message.c_str());
-        return -1;
-    }
-    for (const auto& n : session->notes()) slurm_info("xpart: step %u.%u: %s", job, step, n.c_str());
-    g_session.emplace(std::move(*session));
+    const xpart_step_module* module = load_module();
+    if (!module) return -1;
+    std::vector<const char*> user;
+    for (const auto& o : g_user_options) user.push_back(o.c_str());
+    if (module->init_post_opt(sp, ac, av, user.data(), user.size()) != 0) return -1;
+    g_module = module;
     return 0;
-}
-
-int task_id(spank_t sp) {
-    int id = -1;
-    return item(sp, S_TASK_ID, id) ? id : -1;
 }
 
 // slurmstepd's part of ending every process with its job (cgroup/slurm_step_reclaim.hpp):
@@ -193,88 +191,37 @@ XPART_EXPORT int slurm_spank_init(spank_t sp, int ac, char** av) {
     });
 }
 
-XPART_EXPORT int slurm_spank_init_post_opt(spank_t sp, int, char**) {
+XPART_EXPORT int slurm_spank_init_post_opt(spank_t sp, int ac, char** av) {
     if (spank_context() != S_CTX_REMOTE) return 0;
-    return guarded("init_post_opt", [&] { return begin_step(sp); });
+    return guarded("init_post_opt", [&] { return begin_step(sp, ac, av); });
 }
 
 XPART_EXPORT int slurm_spank_task_post_fork(spank_t sp, int, char**) {
     return guarded("task_post_fork", [&] {
-        // Every step (batch, extern, interactive, confined or not): its v1 cgroups root's
+        // Every step (batch, extern, interactive, xpart's or not): its v1 cgroups root's
         // before any of its tasks runs, so nothing of the job can make a cgroup to hide in.
         if (reclaim_step_cgroups(sp) != 0) return -1;
-        if (!g_session || !g_session->binds()) return 0;
-        const int id = task_id(sp);
-        pid_t pid = 0;
-        if (id < 0 || !item(sp, S_TASK_PID, pid)) {
-            slurm_error("xpart: cannot read the task's id and pid");
-            return -1;
-        }
-        if (auto s = g_session->confine(id, pid); !s) {
-            slurm_error("xpart: task %d: %s", id, s.error().message.c_str());
-            return -1;
-        }
-        return 0;
+        return g_module ? g_module->task_post_fork(sp) : 0;
     });
 }
 
 XPART_EXPORT int slurm_spank_task_init(spank_t sp, int, char**) {
-    if (!g_session || !g_session->binds()) return 0;
-    return guarded("task_init", [&] {
-        const int id = task_id(sp);
-        if (id < 0) return -1;
-        std::string note;
-        const auto changes = g_session->env(id, job_env(sp), &note);
-        if (!note.empty()) slurm_info("xpart: task %d: %s", id, note.c_str());
-        for (const auto& c : changes) {
-            spank_err_t rc = c.value ? spank_setenv(sp, c.name.c_str(), c.value->c_str(), 1)
-                                     : spank_unsetenv(sp, c.name.c_str());
-            if (rc != ESPANK_SUCCESS) {
-                slurm_error("xpart: task %d: cannot set %s", id, c.name.c_str());
-                return -1;
-            }
-        }
-        return 0;
-    });
+    return g_module ? g_module->task_init(sp) : 0;
 }
 
 XPART_EXPORT int slurm_spank_task_exit(spank_t sp, int, char**) {
-    if (!g_session) return 0;
-    return guarded("task_exit", [&] {
-        const int id = task_id(sp);
-        if (auto s = g_session->task_ended(id); !s)
-            slurm_error("xpart: task %d: %s", id, s.error().message.c_str());
-        return 0;
-    });
+    return g_module ? g_module->task_exit(sp) : 0;
 }
 
-XPART_EXPORT int slurm_spank_exit(spank_t, int, char**) {
-    if (!g_session) return 0;
-    return guarded("exit", [&] {
-        for (const auto& p : g_session->end()) slurm_error("xpart: %s", p.c_str());
-        g_session.reset();
-        return 0;
-    });
+XPART_EXPORT int slurm_spank_exit(spank_t sp, int, char**) {
+    return g_module ? g_module->exit(sp) : 0;
 }
 
-// slurm_spank_init is not called in the job script context: the arguments are parsed here.
+// slurm_spank_init is not called in the job script context: the module parses the arguments.
 XPART_EXPORT int slurm_spank_job_epilog(spank_t sp, int ac, char** av) {
     return guarded("job_epilog", [&] {
-        auto site = parse_site_args(std::vector<std::string>(av, av + ac));
-        if (!site) {
-            slurm_error("xpart: %s", site.error().message.c_str());
-            return -1;
-        }
-        uint32_t job = 0;
-        if (!item(sp, S_JOB_ID, job)) return 0;
-        auto r = stop_job_daemons(site->mps_job, std::to_string(job));
-        for (const auto& n : r.notes) slurm_info("xpart: job %u epilog: %s", job, n.c_str());
-        if (!r.ended.empty()) slurm_info("xpart: job %u epilog: %s", job, describe_stop(r).c_str());
-        // A failure drains the node (Slurm's "Epilog error"): a daemon root cannot end must
-        // not meet the next job.
-        if (!r.survivors.empty())
-            slurm_error("xpart: job %u epilog: %s", job, describe_stop(r).c_str());
-        return r.survivors.empty() ? 0 : -1;
+        const xpart_step_module* module = load_module();
+        return module ? module->job_epilog(sp, ac, av) : -1;
     });
 }
 

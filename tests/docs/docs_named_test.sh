@@ -59,7 +59,8 @@ spank_src = open(os.path.join(S, "spank_plugin/xpart_spank.cpp")).read()
 spank_options = {"--" + o for o in re.findall(r'const_cast<char\*>\("(xpart-[a-z-]+)"\)', spank_src)}
 if len(spank_options) < 3 or len(trees["xpart"]) < 8:
     fail("setup", "too few SPANK options or xpart subcommands found: the sources or --help changed")
-top_dirs = sorted(d for d in os.listdir(S) if os.path.isdir(os.path.join(S, d)) and d != ".git")
+# _build/ is scripts/test's output, there or not as a run has got so far: not a source path.
+top_dirs = sorted(d for d in os.listdir(S) if os.path.isdir(os.path.join(S, d)) and d not in (".git", "_build"))
 path_re = re.compile(r'(?:^|(?<=[\s"\'(=\[,]))((?:%s)/[A-Za-z0-9_.*/<>+-]*)'
                      % "|".join(re.escape(d) for d in top_dirs))
 
