@@ -23,6 +23,11 @@ const NumberingCase kNumberings[] = {
     {"UnopenableSkipped", {2, 3, 4, 5}, {false, true, false, true}, {std::nullopt, 0, std::nullopt, 1}},
     {"TiesKeepTheListing", {1, 1, 0}, {true, true, true}, {1, 2, 0}},
     {"ShortOpenableIsClosed", {5, 4}, {true}, {0, std::nullopt}},
+    // Two GPUs (KFD nodes 2..5 and 10, 9 as sysfs lists them): a job confined to 3 and 9
+    // counts them 0 and 1; unconfined, each is its place in KFD order.
+    {"TwoGpusOthersHidden", {2, 3, 4, 5, 10, 9}, {false, true, false, false, false, true},
+     {std::nullopt, 0, std::nullopt, std::nullopt, std::nullopt, 1}},
+    {"TwoGpusAllVisible", {2, 3, 4, 5, 10, 9}, {true, true, true, true, true, true}, {0, 1, 2, 3, 5, 4}},
     {"Empty", {}, {}, {}},
 };
 
