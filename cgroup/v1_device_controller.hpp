@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cgroup/device_rule.hpp"
+#include "libxpart/defaults.hpp"
 #include "libxpart/result.hpp"
 
 namespace xpart::cgroup {
@@ -41,7 +42,7 @@ public:
     // `state_dir` keeps the DenyManaged rule set of each cgroup (the kernel does not list
     // denials in allow-default mode): "/run/xpart/cgroup-v1" by default.
     explicit V1DeviceController(std::string cgroup_dir, std::string state_dir = kDefaultStateDir);
-    static constexpr const char* kDefaultStateDir = "/run/xpart/cgroup-v1";
+    static constexpr const char* kDefaultStateDir = defaults::kV1DeviceState;
 
     Status apply(const DeviceRuleSet& set) const;
     // DenyAll: the kernel's allow list. DenyManaged: the set we applied (state file).

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/discovery_args.hpp"
+#include "cli/exit_status.hpp"
 #include "libxpart/amd_partition.hpp"
 #include "libxpart/mig_geometry.hpp"
 
@@ -116,7 +117,7 @@ int run_amd_reshape(const GlobalOptions& global, int gpu, const AmdTarget& targe
             std::printf("GPU %s: %s -> %s written: amdgpu applies it when it loads again; reboot, then reshape to %s\n",
                         g.pci_bus_id.c_str(), out->memory_before.c_str(), out->memory_after.c_str(),
                         target.text().c_str());
-            if (status == 0) status = 3;
+            if (status == kExitOk) status = kExitRebootNeeded;
             continue;
         }
         std::printf("GPU %s: %s -> %s %s in %.2f s (discovery: %zu partitions)\n", g.pci_bus_id.c_str(),

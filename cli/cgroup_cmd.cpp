@@ -15,6 +15,7 @@
 #include "cgroup/rank_leftover.hpp"
 #include "cgroup/slurm_job_cgroups.hpp"
 #include "cli/command.hpp"
+#include "cli/exit_status.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/text.hpp"
 
@@ -200,9 +201,6 @@ constexpr unsigned kSweepDepth = 32;
 // How long the job's processes have to die after SIGKILL (one in uninterruptible sleep, a
 // driver call, may take a while) before the Epilog calls the node unsafe.
 constexpr std::chrono::seconds kJobEndWait{10};
-// `cgroup sweep --job`'s status when a process of the job outlived SIGKILL (man xpart(1)).
-constexpr int kExitJobSurvives = 5;
-
 // Every process left in the job's cgroups ended first (nothing of job N may open a partition
 // once job N+1 has it); one line says what was killed. Status: 0, 1 (something could not be
 // walked) or kExitJobSurvives.

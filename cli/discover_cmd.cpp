@@ -15,7 +15,9 @@
 #include "cli/command.hpp"
 #include "cli/discovery_args.hpp"
 #include "cli/discover_table.hpp"
+#include "cli/exit_status.hpp"
 #include "cli/siblings.hpp"
+#include "libxpart/defaults.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/gres_conf.hpp"
 #include "libxpart/node_json.hpp"
@@ -24,11 +26,6 @@
 namespace xpart::cli {
 
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitError = 1;
-constexpr int kExitDifferences = 3;
-constexpr int kExitIncomplete = 4;
 
 struct DiscoverArgs {
     bool json = false;
@@ -43,7 +40,7 @@ struct DiscoverArgs {
     std::string node_name;
     bool siblings = false;
     bool slurm_conf = false;
-    std::string conf = "/etc/slurm/xpart.conf";
+    std::string conf = defaults::kXpartConf;
     std::vector<std::string> geometries;
     SiblingOptions sibling;
 };

@@ -19,6 +19,7 @@
 #include "cli/command.hpp"
 #include "cli/discovery_args.hpp"
 #include "cli/nvml_geometry.hpp"
+#include "libxpart/defaults.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/gpu_request.hpp"
 #include "libxpart/mig_reshape.hpp"
@@ -31,7 +32,7 @@ namespace xpart::cli {
 
 namespace {
 
-constexpr const char* kDefaultConf = "/etc/slurm/xpart.conf";
+constexpr const char* kDefaultConf = defaults::kXpartConf;
 
 struct GeometryArgs {
     int gpu = -1;  // -1: every GPU

@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "cli/exit_status.hpp"
 #include "cli/subcommands.hpp"
 
 int main(int argc, char** argv) {
@@ -19,9 +20,9 @@ int main(int argc, char** argv) {
     for (const auto& sub : xpart::cli::subcommands_for(argc, argv)) sub.add(app, global, run);
     CLI11_PARSE(app, argc, argv);
     try {
-        return run ? run() : 2;
+        return run ? run() : xpart::cli::kExitNothingToRun;
     } catch (const std::exception& e) {
         std::cerr << "xpart: " << e.what() << "\n";
-        return 1;
+        return xpart::cli::kExitError;
     }
 }

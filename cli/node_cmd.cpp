@@ -8,6 +8,7 @@
 
 #include "cli/command.hpp"
 #include "cli/discovery_args.hpp"
+#include "cli/exit_status.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/gres_check.hpp"
 #include "libxpart/node_cache.hpp"
@@ -16,10 +17,6 @@
 namespace xpart::cli {
 
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitError = 1;
-constexpr int kExitDifferences = 3;
 
 struct NodeCheckArgs {
     std::string vendor = "all";

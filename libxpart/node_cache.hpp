@@ -7,6 +7,7 @@
 
 #include <string_view>
 
+#include "libxpart/defaults.hpp"
 #include "libxpart/node.hpp"
 #include "libxpart/result.hpp"
 #include "libxpart/root_fs.hpp"
@@ -15,7 +16,7 @@ namespace xpart {
 
 // A node path, under the node's root prefix like every other path. /run is a tmpfs, so a
 // reboot (and with it any MIG or partition change it brought) drops the cache.
-inline constexpr std::string_view kNodeCachePath = "/run/xpart/node.json";
+inline constexpr std::string_view kNodeCachePath = defaults::kNodeCache;
 
 // The cache's layout version, its top-level "format": `xpart discover --json`'s node members
 // plus "gres_records", the record -> partition places slurmd registered. Raised whenever a

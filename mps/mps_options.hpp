@@ -5,12 +5,13 @@
 #include <chrono>
 #include <string>
 
+#include "libxpart/defaults.hpp"
 #include "libxpart/env_map.hpp"
 
 namespace xpart::launch {
 
 // Root's per-job directories (emptied at boot); the default also names root's cgroup group.
-inline constexpr const char* kDefaultRunDir = "/run/xpart";
+inline constexpr const char* kDefaultRunDir = defaults::kRunDir;
 inline constexpr const char* kDefaultMpsControl = "nvidia-cuda-mps-control";
 inline constexpr std::chrono::milliseconds kDefaultMpsTimeout{10000};
 // The front ends take the timeout in seconds; these bound it everywhere.

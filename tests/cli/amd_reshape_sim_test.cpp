@@ -141,7 +141,7 @@ TEST_F(AmdReshapeSim, MemoryPartitionChangeIsRebootClass) {
     EXPECT_EQ(r.err, "xpart reshape: GPU " + kBdf + ": CPX needs NPS4, the GPU is in NPS1: a memory partition change "
                      "takes effect only when amdgpu loads again (reboot class): not reshaped\n");
     r = xpart({"reshape", "cpx.nps4", "--allow-reboot-class"});
-    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_EQ(r.exit_code, 6) << r.err;  // kExitRebootNeeded: not the checks' "differences" (3)
     EXPECT_EQ(r.out, "GPU " + kBdf + ": NPS1 -> NPS4 written: amdgpu applies it when it loads again; reboot, "
                      "then reshape to CPX.NPS4\n");
     // The driver keeps NPS1 until it loads again (it writes the file back once it has seen the

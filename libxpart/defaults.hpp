@@ -1,0 +1,22 @@
+// The defaults xpart's parts share, in one table (as pyxis keeps its defaults in one block):
+// each value written here once, each part naming it. Paths are as on the node; readers put
+// them under the root prefix (libxpart/root_fs.hpp). The shell hooks in etc/ say the same in
+// their /etc/default files.
+#pragma once
+
+#include <string_view>
+
+namespace xpart::defaults {
+
+// Root's runtime directory: the job directories of MPS (plugstack.conf run_dir=, --run-dir,
+// XPART_RUN_DIR), the node cache, the v1 device controller's state.
+inline constexpr const char kRunDir[] = "/run/xpart";
+// The node as slurmd's discovery found it (libxpart/node_cache.hpp).
+inline constexpr std::string_view kNodeCache = "/run/xpart/node.json";
+// What the v1 device controller keeps of a cgroup's rules (cgroup/v1_device_controller.hpp).
+inline constexpr const char kV1DeviceState[] = "/run/xpart/cgroup-v1";
+// xpart.conf where the xpart command looks by default (the plugin reads the one beside
+// slurm.conf).
+inline constexpr const char kXpartConf[] = "/etc/slurm/xpart.conf";
+
+}  // namespace xpart::defaults
