@@ -4,6 +4,7 @@
 #include "binding/node_source.hpp"
 #include "cgroup/capability.hpp"
 #include "libxpart/text.hpp"
+#include "mps/root/rank_mps_config.hpp"
 
 namespace xpart::launch {
 namespace {

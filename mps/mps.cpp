@@ -52,17 +52,13 @@ Status as_user(const MpsConfig& c, const std::string& what, const std::function<
     return ok_status();
 }
 
-std::string cgroup_of(const MpsConfig& c, const std::string& instance) {
-    return c.cgroups ? mps_cgroup_name(c.cgroup_scope, instance) : std::string();
-}
-
 // Root's commands run in the daemon's own cgroup: a client the user could ptrace between
 // its exec and its exit must not be a way around the job's device rules either.
 Result<SpawnResult> control_command(const MpsConfig& c, const MpsInstance& inst,
                                     const std::string& command, std::chrono::milliseconds timeout) {
     ChildPlace place;
     if (!same_user(c.user)) place.as = &c.user;
-    if (c.cgroups) place.cgroup_procs = c.cgroups->procs_file(cgroup_of(c, inst.name));
+    if (c.housing) place.cgroup_procs = c.housing->procs_file(inst.name);
     return run_with_input({c.control}, daemon_env(c, inst), command + "\n", timeout, place);
 }
 
@@ -283,7 +279,7 @@ Result<MpsStartReport> start_daemons(const MpsConfig& c, const std::vector<MpsIn
     auto undo = [&](const Error& e) -> Result<MpsStartReport> {
         for (const auto& r : fresh) signal_if_same(r.process, SIGKILL);
         for (const auto& inst : missing)
-            if (c.cgroups) (void)c.cgroups->end(cgroup_of(c, inst.name), std::chrono::seconds(2));
+            if (c.housing) (void)c.housing->end(inst.name, std::chrono::seconds(2), std::chrono::milliseconds(0));
         (void)c.records.write(format_records(kept));
         return e;
     };
@@ -293,10 +289,10 @@ Result<MpsStartReport> start_daemons(const MpsConfig& c, const std::vector<MpsIn
         if (auto s = prepare_instance(c, inst); !s) return s;
         DaemonSpec spec{{c.control, "-f"}, daemon_env(c, inst), c.user,
                         mps_log_dir(c, inst.name) + "/control.log", c.dir + "/" + inst.name, ""};
-        if (c.cgroups) {
-            if (auto s = c.cgroups->make(cgroup_of(c, inst.name), inst.rules); !s)
+        if (c.housing) {
+            if (auto s = c.housing->make(inst.name, inst.rules); !s)
                 return Error{"MPS control daemon for " + inst.uuid + ": " + s.error().message};
-            spec.cgroup_procs = c.cgroups->procs_file(cgroup_of(c, inst.name));
+            spec.cgroup_procs = c.housing->procs_file(inst.name);
         }
         auto id = spawn_daemon(spec);
         if (!id) return Error{"MPS control daemon for " + inst.uuid + ": " + id.error().message};
@@ -404,22 +400,21 @@ MpsStopReport stop_daemons(const MpsConfig& c) {
     for (const auto& r : live) {
         if (exits_by(r.process, deadline)) continue;
         // Root's: ending the cgroup below kills it with whatever it forked.
-        if (!c.cgroups && signal_if_same(r.process, SIGKILL))
+        if (!c.housing && signal_if_same(r.process, SIGKILL))
             report.notes.push_back("MPS control daemon " + std::to_string(r.process.pid) + " for " +
                                    r.uuid + " ignored quit; killed");
-        if (!c.cgroups && !exits_by(r.process, Clock::now() + std::chrono::seconds(2)))
+        if (!c.housing && !exits_by(r.process, Clock::now() + std::chrono::seconds(2)))
             report.survivors.push_back("MPS control daemon " + std::to_string(r.process.pid) +
                                        " for " + r.uuid + " survived SIGKILL");
     }
     for (const auto& r : *records) {
-        if (!c.cgroups) break;
-        const std::string name = cgroup_of(c, r.instance);
+        if (!c.housing) break;
         // What quit lets go (its servers) leaves by itself until the quit's deadline.
         const auto grace = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-        if (auto n = c.cgroups->end(name, std::chrono::seconds(2), std::max(grace, std::chrono::milliseconds(0))); n)
-            report.ended.push_back(describe_ended(name, *n));
+        if (auto line = c.housing->end(r.instance, std::chrono::seconds(2), std::max(grace, std::chrono::milliseconds(0))); line)
+            report.ended.push_back(*line);
         else
-            report.survivors.push_back(n.error().message);
+            report.survivors.push_back(line.error().message);
     }
     std::vector<std::string> instances;
     for (const auto& r : *records) instances.push_back(r.instance);

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,7 +25,6 @@
 #include "process/credentials.hpp"
 #include "libxpart/env_map.hpp"
 #include "mps/mps_options.hpp"
-#include "mps/root/mps_cgroups.hpp"
 #include "process/process_identity.hpp"
 #include "libxpart/node.hpp"
 #include "libxpart/result.hpp"
@@ -58,6 +58,23 @@ struct MpsDaemonRecord {
 std::string format_records(const std::vector<MpsDaemonRecord>& records);
 Result<std::vector<MpsDaemonRecord>> parse_records(const std::string& text, const std::string& file);
 
+// Where root houses the daemons it starts, one place per instance that root makes, joins and
+// ends (mps/root/ implements it with cgroups of its own): ending the place is how root stops
+// what a daemon forked. The user's side knows only this, never root's cgroups.
+class DaemonHousing {
+public:
+    virtual ~DaemonHousing() = default;
+    // The cgroup.procs file a process writes "0" to, to join the place of `instance`.
+    virtual std::string procs_file(const std::string& instance) const = 0;
+    // Makes the place of `instance` with `rules`; one left by an earlier start is ended first.
+    virtual Status make(const std::string& instance, const cgroup::DeviceRuleSet& rules) const = 0;
+    // Kills every member and removes the place: the line that says so ("<name>" or "<name>
+    // (<n> killed)"). `grace`: how long members may take to leave by themselves first. Error,
+    // naming the place and what is left, when a member outlives `wait`.
+    virtual Result<std::string> end(const std::string& instance, std::chrono::milliseconds wait,
+                                    std::chrono::milliseconds grace) const = 0;
+};
+
 // Where records are kept: a file the caller may read (ranks read root's) and write.
 struct RecordStore {
     std::function<Result<std::optional<std::string>>()> read;
@@ -73,11 +90,10 @@ struct MpsConfig {
     Credentials user;          // daemons, and every command inside `dir`, run as this user
     std::chrono::milliseconds timeout = kDefaultMpsTimeout;  // readiness / quit deadline per step
     EnvMap extra_env;          // added to the daemons' minimal environment (tests only)
-    // Root's daemons: each daemon, its servers and root's control commands for it run in the
-    // cgroup mps_cgroup_name(cgroup_scope, instance) (mps_cgroups.hpp), and stopping ends that
-    // cgroup. Unset for the daemons a user's ranks start: they stay in the rank's own cgroup.
-    std::optional<MpsCgroups> cgroups;
-    std::string cgroup_scope;
+    // Root's daemons: each daemon, its servers and root's control commands for it run in its
+    // instance's place, and stopping ends that place. Unset for the daemons a user's ranks
+    // start: they stay in the rank's own cgroup.
+    std::shared_ptr<const DaemonHousing> housing;
     // Added to an out-of-space error in `dir` (which job's directory is full, and its limit).
     std::string space_note;
 };
@@ -114,7 +130,7 @@ Result<std::vector<MpsDaemonState>> daemon_states(const MpsConfig& c, bool probe
 std::optional<ProcessIdentity> live_daemon(const MpsConfig& c, const std::string& instance);
 
 struct MpsStopReport {
-    std::vector<std::string> ended;    // root's: each daemon cgroup ended, describe_ended()
+    std::vector<std::string> ended;    // root's: each daemon's place ended, DaemonHousing::end's line
     std::vector<std::string> notes;    // quit refused, SIGKILL needed, files left: logged, not fatal
     std::vector<std::string> survivors;  // a recorded daemon still running after SIGKILL
 };

@@ -15,15 +15,8 @@
 
 #include "libxpart/env_map.hpp"
 #include "mps/mps.hpp"
-#include "mps/root/mps_job.hpp"
 
 namespace xpart::launch {
-
-// The config a rank uses: root's daemons when the Prolog started them, else the step's own.
-// `job_id` (SLURM_JOB_ID; empty outside Slurm) and `step_key` ("<job>.<step>", or the MPI
-// launcher's job) pick the directory.
-Result<MpsConfig> rank_mps_config(const MpsJobOptions& o, const std::string& job_id,
-                                  const std::string& step_key, bool& managed);
 
 // What a rank's environment says of MPS: its GPU instance's daemon (pipe and log directories)
 // and, when several local ranks (`used`, one entry per rank) share that instance, an even

@@ -70,12 +70,6 @@ Status mount_user_tmpfs(int leaf_fd, const Credentials& user, unsigned mib, cons
 
 }  // namespace
 
-std::string mode_text(mode_t mode) {
-    char text[8];
-    std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
-    return text;
-}
-
 Status check_job_id(const std::string& job_id) {
     if (job_id.empty() || job_id.size() > 64) return Error{"job id '" + job_id + "' is not valid"};
     for (char c : job_id)

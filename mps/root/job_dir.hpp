@@ -23,6 +23,7 @@
 #include "cgroup/unique_fd.hpp"
 #include "process/credentials.hpp"
 #include "libxpart/result.hpp"
+#include "mps/private_dir.hpp"
 
 namespace xpart::launch {
 
@@ -74,9 +75,6 @@ private:
     Credentials user_;
     std::shared_ptr<cgroup::UniqueFd> run_fd_, dir_fd_;
 };
-
-// "0711": a mode as admins write it, in messages.
-std::string mode_text(mode_t mode);
 
 // Job ids: Slurm's are decimal; anything that could escape the directory is refused.
 Status check_job_id(const std::string& job_id);

@@ -140,4 +140,20 @@ MpsCgroups::Ended MpsCgroups::end_all(const std::string& prefix, std::chrono::mi
     return out;
 }
 
+std::string MpsCgroupHousing::procs_file(const std::string& instance) const {
+    return cgroups_.procs_file(mps_cgroup_name(scope_, instance));
+}
+
+Status MpsCgroupHousing::make(const std::string& instance, const cgroup::DeviceRuleSet& rules) const {
+    return cgroups_.make(mps_cgroup_name(scope_, instance), rules);
+}
+
+Result<std::string> MpsCgroupHousing::end(const std::string& instance, std::chrono::milliseconds wait,
+                                          std::chrono::milliseconds grace) const {
+    const std::string name = mps_cgroup_name(scope_, instance);
+    auto killed = cgroups_.end(name, wait, grace);
+    if (!killed) return killed.error();
+    return describe_ended(name, *killed);
+}
+
 }  // namespace xpart::launch

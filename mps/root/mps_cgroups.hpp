@@ -15,11 +15,13 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cgroup/device_rule.hpp"
 #include "cgroup/layout.hpp"
 #include "libxpart/result.hpp"
+#include "mps/mps.hpp"
 
 namespace xpart::launch {
 
@@ -62,5 +64,20 @@ private:
 std::string describe_ended(const std::string& name, std::size_t killed);
 // "<scope>.<instance>", the one place the name is spelled.
 std::string mps_cgroup_name(const std::string& scope, const std::string& instance);
+
+// One scope's daemons ("job": the Prolog's; "step_<s>": slurmstepd's) in the job's cgroups,
+// each instance's in mps_cgroup_name(scope, instance): how MpsConfig's housing is root's.
+class MpsCgroupHousing final : public DaemonHousing {
+public:
+    MpsCgroupHousing(MpsCgroups cgroups, std::string scope) : cgroups_(std::move(cgroups)), scope_(std::move(scope)) {}
+    std::string procs_file(const std::string& instance) const override;
+    Status make(const std::string& instance, const cgroup::DeviceRuleSet& rules) const override;
+    Result<std::string> end(const std::string& instance, std::chrono::milliseconds wait,
+                            std::chrono::milliseconds grace) const override;
+
+private:
+    MpsCgroups cgroups_;
+    std::string scope_;
+};
 
 }  // namespace xpart::launch

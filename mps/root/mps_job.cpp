@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "libxpart/text.hpp"
+#include "mps/root/mps_cgroups.hpp"
 
 namespace xpart::launch {
 namespace {
@@ -24,8 +25,7 @@ Status house(MpsConfig& c, const MpsJobOptions& o, const std::string& job_id, co
     if (geteuid() != 0) return ok_status();
     auto cgroups = MpsCgroups::for_job(o.run_dir, job_id);
     if (!cgroups) return cgroups.error();
-    c.cgroups = std::move(*cgroups);
-    c.cgroup_scope = scope;
+    c.housing = std::make_shared<const MpsCgroupHousing>(std::move(*cgroups), scope);
     return ok_status();
 }
 
@@ -59,9 +59,13 @@ void stop_step(const MpsJobOptions& o, const JobDir& job, const std::string& ste
         return;
     }
     add(report, stop_daemons(*c));
-    if (c->cgroups) {  // what the records missed
-        add(report, c->cgroups->end_all(mps_cgroup_name(c->cgroup_scope, ""), o.timeout));
+    if (!c->housing) return;
+    auto cgroups = MpsCgroups::for_job(o.run_dir, job.job_id());  // what the records missed
+    if (!cgroups) {
+        report.survivors.push_back(cgroups.error().message);
+        return;
     }
+    add(report, cgroups->end_all(mps_cgroup_name("step_" + step_id, ""), o.timeout));
 }
 
 // Every cgroup root made for the job's daemons (what records missed included).
@@ -238,22 +242,6 @@ std::vector<std::string> cleanup_ended_jobs(const MpsJobOptions& o) {
         if (r.survivors.empty() && r.notes.empty()) removed.push_back((*job)->path());
     }
     return removed;
-}
-
-std::string user_runtime_base(uid_t uid) { return "/tmp/xpart-mps-" + std::to_string(uid); }
-
-Status make_private_dir(const std::string& dir) {
-    if (mkdir(dir.c_str(), 0700) == 0) return ok_status();
-    if (errno != EEXIST) return Error{dir + ": mkdir: " + std::strerror(errno)};
-    struct stat st;
-    if (lstat(dir.c_str(), &st) != 0) return Error{dir + ": " + std::strerror(errno)};
-    if (!S_ISDIR(st.st_mode)) return Error{dir + ": exists and is not a directory"};
-    if (st.st_uid != geteuid())
-        return Error{dir + ": owned by uid " + std::to_string(st.st_uid) + ", expected " +
-                     std::to_string(geteuid())};
-    if ((st.st_mode & 077) != 0)
-        return Error{dir + ": mode " + mode_text(st.st_mode) + " is open to others; expected 0700"};
-    return ok_status();
 }
 
 }  // namespace xpart::launch

@@ -24,6 +24,7 @@
 #include "mps/root/job_dir.hpp"
 #include "mps/mps.hpp"
 #include "mps/mps_options.hpp"
+#include "mps/private_dir.hpp"
 
 namespace xpart::launch {
 
@@ -69,12 +70,5 @@ MpsJobStopReport stop_step_daemons(const MpsJobOptions& o, const std::string& jo
 // Prolog/Epilog: finishes the job directories whose Epilog began but did not end (marked
 // `ended`, lock free). A directory of a job that may still run is never touched.
 std::vector<std::string> cleanup_ended_jobs(const MpsJobOptions& o);
-
-// Where ranks without a Prolog-made job directory keep theirs: /tmp/xpart-mps-<uid>. The
-// user's own: root never reads it.
-std::string user_runtime_base(uid_t uid);
-// Creates `dir` (0700, the caller's) or accepts an existing one only if it is a real
-// directory (not a link) of the caller's, closed to others: /tmp paths can be pre-planted.
-Status make_private_dir(const std::string& dir);
 
 }  // namespace xpart::launch

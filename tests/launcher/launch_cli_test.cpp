@@ -25,6 +25,7 @@
 #include "cgroup/layout.hpp"
 #include "libxpart/env_map.hpp"
 #include "mps/mps.hpp"
+#include "mps/root/mps_job.hpp"
 #include "process/process_identity.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/node_json.hpp"

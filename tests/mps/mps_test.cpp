@@ -24,6 +24,9 @@
 #include "libxpart/proc_stat.hpp"
 #include "libxpart/text.hpp"
 #include "mps/mps_session.hpp"
+#include "mps/root/mps_cgroups.hpp"
+#include "mps/root/mps_job.hpp"
+#include "mps/root/rank_mps_config.hpp"
 #include "process/spawn.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 
