@@ -29,5 +29,6 @@ void add_mps_command(CLI::App& app, const GlobalOptions& global, Runner& run);
 void add_node_command(CLI::App& app, const GlobalOptions& global, Runner& run);
 void add_geometry_command(CLI::App& app, const GlobalOptions& global, Runner& run);
 void add_reshape_command(CLI::App& app, const GlobalOptions& global, Runner& run);
+void add_reshape_request_command(CLI::App& app, const GlobalOptions& global, Runner& run);
 
 }  // namespace xpart::cli

@@ -303,7 +303,7 @@ void add_reshape_command(CLI::App& app, const GlobalOptions& global, Runner& run
         ->excludes(geometry);
     cmd->add_flag("--allow-reboot-class", args->allow_reboot_class,
                   "AMD: write a memory partition (NPS) change the mode needs; amdgpu applies it when it loads again "
-                  "(exit status 3: reboot, then reshape again)");
+                  "(exit status 6: reboot, then reshape again)");
     add_common(cmd, *args);
     cmd->callback([args, &global, &run] { run = [args, &global] { return run_reshape(*args, global); }; });
 }

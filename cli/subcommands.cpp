@@ -11,6 +11,7 @@ const std::vector<Subcommand>& all_subcommands() {
         {"node", add_node_command},
         {"geometry", add_geometry_command},
         {"reshape", add_reshape_command},
+        {"reshape-request", add_reshape_request_command},
     };
     return table;
 }

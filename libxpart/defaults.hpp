@@ -19,4 +19,8 @@ inline constexpr const char kV1DeviceState[] = "/run/xpart/cgroup-v1";
 // slurm.conf).
 inline constexpr const char kXpartConf[] = "/etc/slurm/xpart.conf";
 
+// Where the reshape flow's PrologSlurmctld waits take turns (reshape_request/poll_turn.hpp),
+// followed by the hook user's uid: SlurmUser's own 0700 directory, checked before each use.
+inline constexpr const char kReshapeTurnDirPrefix[] = "/tmp/xpart-reshape-";
+
 }  // namespace xpart::defaults

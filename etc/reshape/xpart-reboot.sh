@@ -3,7 +3,7 @@
 # the node it serves is idle after xpart-resume.sh's `scontrol reboot ASAP
 # reason=xpart-reshape:<sibling>`. With SlurmdParameters=shutdown_on_reboot slurmd exits after
 # it instead of the host rebooting. It reshapes the host's MIG GPUs, or switches its AMD GPUs'
-# compute partition mode, to the sibling's Gres (`xpart reshape --slurm-node`: refused while
+# compute partition mode, to the sibling's Gres, if a job still waits for it (`xpart reshape --slurm-node`: refused while
 # any process runs on them, verified by discovery, put back on any failure), and once this slurmd has exited starts slurmd as the sibling and
 # powers this NodeName down. A refused reshape leaves the geometry as it was, starts slurmd as
 # this NodeName again, powers the sibling down with the cause as its reason (Slurm
@@ -58,8 +58,14 @@ if [ -z "${target:-}" ]; then
   exit 1
 fi
 
+# A request whose job left once the reboot was issued (too late for the EpilogSlurmctld to
+# withdraw it): the host stays as it is (`wanted` exits 7 when no job waits for the target).
+"$XPART" reshape-request wanted "$target" >/dev/null 2>&1
+if [ $? = 7 ]; then
+  log "$me -> $target withdrawn: no job waits for $target"
+  next=$me down=$target reason="xpart-reshape withdrawn: no job waits for $target" refused=1
 # shellcheck disable=SC2086 # XPART_RESHAPE_ARGS is a list of options
-if out=$("$XPART" reshape --slurm-node "$target" ${XPART_RESHAPE_ARGS:-} 2>&1); then
+elif out=$("$XPART" reshape --slurm-node "$target" ${XPART_RESHAPE_ARGS:-} 2>&1); then
   log "$me -> $target: ${out//$'\n'/ }"
   next=$target down=$me reason="xpart-reshape: host is $target now" refused=0
 else
@@ -90,7 +96,7 @@ setsid -f bash -c '
   scontrol update nodename="$down" state=POWER_DOWN_FORCE reason="$reason" ||
     logger -t xpart-reboot "powering $down down failed"
   [ "$refused" = 1 ] || exit 0
-  # Refused: this NodeName comes back (Slurm set it DOWN at registration, as the reboot asked
+  # Refused or withdrawn: this NodeName comes back (Slurm set it DOWN at registration, as the reboot asked
   # nextstate=DOWN); return it to service once it answers.
   for _ in $(seq 600); do
     st=$(scontrol show node -o "$next" 2>/dev/null | grep -o "State=[^ ]*")

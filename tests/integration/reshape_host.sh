@@ -95,14 +95,19 @@ reshape_cluster_start() {
   printf '#!/bin/sh\nexec %s "$@" 2>>%s <&- >&-\n' "$S/etc/reshape/xpart-resume.sh" "$XP_DIR/log/resume.log" \
     >"$XP_DIR/resume.sh"
   chmod 755 "$XP_DIR/resume.sh"
-  # Slurm gives a PrologSlurmctld no SLURM_CONF: scontrol would read /etc/slurm, not this cluster.
-  printf '#!/bin/sh\nSLURM_CONF=%s exec %s "$@"\n' "$XP_DIR/etc/slurm.conf" "$S/etc/reshape/xpart-prolog-ctld.sh" \
-    >"$XP_DIR/prolog-ctld.sh"
-  chmod 755 "$XP_DIR/prolog-ctld.sh"
+  # Slurm gives a PrologSlurmctld or EpilogSlurmctld no SLURM_CONF: scontrol would read
+  # /etc/slurm, not this cluster. What `xpart reshape-request` says goes to the log.
+  local hook
+  for hook in prolog epilog; do
+    printf '#!/bin/sh\nSLURM_CONF=%s XPART=%s XPART_RESHAPE_TURN_DIR=%s exec %s "$@" 2>>%s\n' "$XP_DIR/etc/slurm.conf" \
+      "$B/xpart" "$XP_DIR/turns" "$S/etc/reshape/xpart-$hook-ctld.sh" "$XP_DIR/log/$hook-ctld.log" >"$XP_DIR/$hook-ctld.sh"
+    chmod 755 "$XP_DIR/$hook-ctld.sh"
+  done
   XP_EXTRA_CONF="ResumeProgram=$XP_DIR/resume.sh
 SuspendProgram=$S/etc/reshape/xpart-suspend.sh
 RebootProgram=$S/etc/reshape/xpart-reboot.sh
 PrologSlurmctld=$XP_DIR/prolog-ctld.sh
+EpilogSlurmctld=$XP_DIR/epilog-ctld.sh
 SlurmdParameters=shutdown_on_reboot
 SuspendTime=31536000
 ResumeTimeout=120

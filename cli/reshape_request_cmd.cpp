@@ -1,0 +1,90 @@
+// `xpart reshape-request`: the reshape flow's hooks (etc/reshape) hand their decisions here
+// (reshape_request/requests): the PrologSlurmctld's wait for a resumed sibling, the
+// EpilogSlurmctld's withdrawal of a request no job needs, the RebootProgram's question whether
+// a job still waits. It talks to slurmctld through scontrol and squeue, as the hook's user.
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/command.hpp"
+#include "cli/exit_status.hpp"
+#include "libxpart/defaults.hpp"
+#include "reshape_request/requests.hpp"
+
+extern char** environ;
+
+namespace xpart::cli {
+
+namespace {
+
+struct RequestArgs {
+    std::string job;
+    std::string nodes;
+    unsigned timeout = 600;
+    std::string turn_dir = defaults::kReshapeTurnDirPrefix + std::to_string(geteuid());
+    std::string target;
+};
+
+int run_withdraw(const RequestArgs& args) {
+    auto slurm = reshape_request::command_client(env_from_environ(environ));
+    auto lines = reshape_request::withdraw_unwanted(*slurm, args.job, args.nodes);
+    if (!lines) return fail("reshape-request withdraw", lines.error().message);
+    for (const auto& line : *lines) std::cout << "xpart reshape-request: " << line << "\n";
+    return kExitOk;
+}
+
+int run_wait(const RequestArgs& args) {
+    auto slurm = reshape_request::command_client(env_from_environ(environ));
+    // Without a turn each job polls alone: slower for slurmctld, never wrong.
+    auto turn = reshape_request::shared_turn(args.turn_dir, args.nodes);
+    if (!turn) std::cout << "xpart reshape-request: " << turn.error().message << ": job " << args.job << " polls alone\n";
+    auto end = reshape_request::wait_registered(*slurm, args.job, args.nodes, std::chrono::seconds(args.timeout),
+                                                reshape_request::real_pacing(), turn ? turn->get() : nullptr);
+    if (!end) return fail("reshape-request wait", end.error().message);
+    if (*end == reshape_request::WaitEnd::TimedOut)
+        std::cout << "xpart reshape-request: job " << args.job << ": " << args.nodes << " not registered after "
+                  << args.timeout << " s\n";
+    return kExitOk;
+}
+
+int run_wanted(const RequestArgs& args) {
+    auto slurm = reshape_request::command_client(env_from_environ(environ));
+    auto wanted = reshape_request::target_wanted(*slurm, args.target);
+    if (!wanted) return fail("reshape-request wanted", wanted.error().message);
+    return *wanted ? kExitOk : kExitNotWanted;
+}
+
+void add_job_options(CLI::App* cmd, RequestArgs& args) {
+    cmd->add_option("--job", args.job, "the job (SLURM_JOB_ID)")->envname("SLURM_JOB_ID")->required();
+    cmd->add_option("--nodes", args.nodes, "its nodes (SLURM_JOB_NODELIST)")
+        ->envname("SLURM_JOB_NODELIST")
+        ->required();
+}
+
+}  // namespace
+
+void add_reshape_request_command(CLI::App& app, const GlobalOptions&, Runner& run) {
+    auto args = std::make_shared<RequestArgs>();
+    auto* top = app.add_subcommand("reshape-request",
+                                   "The reshape flow's requests to slurmctld (its Slurm hooks, as SlurmUser or root)");
+    top->require_subcommand(1);
+    auto* wait = top->add_subcommand("wait", "PrologSlurmctld: return once the job's nodes have registered, the job "
+                                             "no longer waits, or after --timeout (backing off to one poll per 2 s)");
+    add_job_options(wait, *args);
+    wait->add_option("--timeout", args->timeout, "seconds at most (ResumeTimeout's)")->capture_default_str();
+    wait->add_option("--turn-dir", args->turn_dir, "the hook user's 0700 directory where jobs waiting for the same "
+                                                   "nodes take turns to poll")
+        ->envname("XPART_RESHAPE_TURN_DIR")
+        ->capture_default_str();
+    wait->callback([args, &run] { run = [args] { return run_wait(*args); }; });
+    auto* withdraw = top->add_subcommand("withdraw", "EpilogSlurmctld: withdraw each reshape request of the job that "
+                                                     "no other job waits for (the host back in service)");
+    add_job_options(withdraw, *args);
+    withdraw->callback([args, &run] { run = [args] { return run_withdraw(*args); }; });
+    auto* wanted = top->add_subcommand("wanted", "RebootProgram: exit 0 when a job still waits for NODE, 7 when none");
+    wanted->add_option("node", args->target, "the sibling the host would become")->required();
+    wanted->callback([args, &run] { run = [args] { return run_wanted(*args); }; });
+}
+
+}  // namespace xpart::cli

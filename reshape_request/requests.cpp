@@ -1,0 +1,121 @@
+#include "reshape_request/requests.hpp"
+
+#include <algorithm>
+#include <thread>
+
+namespace xpart::reshape_request {
+
+namespace {
+
+constexpr std::chrono::milliseconds kFirstPause{250};
+constexpr std::chrono::milliseconds kLongestPause{2000};
+constexpr int kJobCheckEvery = 5;  // polls
+constexpr std::chrono::milliseconds kTurnLook{100};
+
+const SlurmNode* find_node(const std::vector<SlurmNode>& cluster, const std::string& name) {
+    auto it = std::find_if(cluster.begin(), cluster.end(), [&](const SlurmNode& n) { return n.name == name; });
+    return it == cluster.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+std::vector<Request> pending_requests(const std::vector<SlurmNode>& cluster,
+                                      const std::vector<std::string>& job_nodes) {
+    std::vector<Request> requests;
+    for (const auto& name : job_nodes) {
+        const SlurmNode* target = find_node(cluster, name);
+        if (!target || !target->has("POWERING_UP")) continue;
+        for (const auto& node : cluster)
+            if (node.group == target->group && node.name != name && node.reshape_target == name &&
+                node.has("REBOOT_REQUESTED") && !node.has("REBOOT_ISSUED") && !node.powered_down())
+                requests.push_back({node.name, name});
+    }
+    return requests;
+}
+
+Result<std::vector<std::string>> withdraw_unwanted(SlurmClient& slurm, const std::string& job,
+                                                   const std::string& nodelist) {
+    auto job_nodes = slurm.hostnames(nodelist);
+    if (!job_nodes) return job_nodes.error();
+    auto cluster = slurm.nodes("");
+    if (!cluster) return cluster.error();
+    std::vector<std::string> lines;
+    for (const auto& request : pending_requests(*cluster, *job_nodes)) {
+        const std::string what = request.active + " -> " + request.target;
+        auto waiting = slurm.configuring_jobs(request.target);
+        if (!waiting) {
+            lines.push_back(what + ": kept (" + waiting.error().message + ")");
+            continue;
+        }
+        waiting->erase(std::remove(waiting->begin(), waiting->end(), job), waiting->end());
+        if (!waiting->empty()) {
+            lines.push_back(what + ": kept, job " + waiting->front() + " waits for " + request.target);
+            continue;
+        }
+        // Cancelled first: the host takes jobs again at once. Slurm refuses once the reboot is
+        // issued; the RebootProgram then asks target_wanted itself.
+        if (auto s = slurm.scontrol({"cancel_reboot", request.active}); !s) {
+            lines.push_back(what + ": not withdrawn (" + s.error().message + ")");
+            continue;
+        }
+        // Slurm 22.05's cancel_reboot undrains the node but leaves it out of scheduling (its
+        // _undo_reboot_asap does not make it available; 24.11's does): UNDRAIN has it register
+        // again, which does. Harmless on a series without the slip.
+        std::string also;
+        if (auto u = slurm.scontrol({"update", "nodename=" + request.active, "state=UNDRAIN"}); !u)
+            also = " (" + request.active + " not undrained: " + u.error().message + ")";
+        auto s = slurm.scontrol({"update", "nodename=" + request.target, "state=POWER_DOWN_FORCE",
+                                 "reason=xpart-reshape withdrawn: no job waits for it (job " + job + " left)"});
+        lines.push_back(what + ": withdrawn, job " + job + " left and no job waits for " + request.target +
+                        also + (s ? "" : " (" + request.target + " not powered down: " + s.error().message + ")"));
+    }
+    return lines;
+}
+
+Result<bool> target_wanted(SlurmClient& slurm, const std::string& target) {
+    auto waiting = slurm.configuring_jobs(target);
+    if (!waiting) return waiting.error();
+    return !waiting->empty();
+}
+
+Pacing real_pacing() {
+    return {[] { return std::chrono::steady_clock::now(); },
+            [](std::chrono::milliseconds pause) { std::this_thread::sleep_for(pause); }};
+}
+
+std::chrono::milliseconds next_pause(std::chrono::milliseconds previous) {
+    if (previous.count() <= 0) return kFirstPause;
+    return std::min(kLongestPause, std::chrono::milliseconds(previous.count() * 3 / 2));
+}
+
+Result<WaitEnd> wait_registered(SlurmClient& slurm, const std::string& job, const std::string& nodelist,
+                                std::chrono::seconds timeout, const Pacing& pacing, PollTurn* turn) {
+    const auto deadline = pacing.now() + timeout;
+    std::chrono::milliseconds pause{0};
+    for (int poll = 1;; ++poll) {
+        while (turn && !turn->take()) {
+            const auto now = pacing.now();
+            if (now >= deadline) return WaitEnd::TimedOut;
+            pacing.sleep(std::min(kTurnLook, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)));
+        }
+        auto nodes = slurm.nodes(nodelist);
+        if (!nodes) return nodes.error();
+        const bool waiting = std::any_of(nodes->begin(), nodes->end(),
+                                         [](const SlurmNode& n) { return n.waiting_to_register(); });
+        if (!waiting) return WaitEnd::Registered;
+        const bool request_over = std::any_of(nodes->begin(), nodes->end(), [](const SlurmNode& n) {
+            return n.powered_down() && !n.has("POWERING_UP");
+        });
+        if (request_over || poll % kJobCheckEvery == 0) {
+            auto state = slurm.job_state(job);
+            if (!state) return state.error();
+            if (*state != "CONFIGURING") return WaitEnd::JobGone;
+        }
+        pause = next_pause(pause);
+        const auto now = pacing.now();
+        if (now >= deadline) return WaitEnd::TimedOut;
+        pacing.sleep(std::min(pause, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)));
+    }
+}
+
+}  // namespace xpart::reshape_request

@@ -1,0 +1,64 @@
+// The reshape flow's requests, decided once for every hook of etc/reshape (as SlurmUser on the
+// controller, or root on the host): a job given a powered-down sibling makes xpart-resume.sh
+// ask the host's up sibling to reboot (`scontrol reboot ASAP reason=xpart-reshape:<target>`);
+// the request lives only while a job still waits for the target (CONFIGURING on it).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "libxpart/result.hpp"
+#include "reshape_request/poll_turn.hpp"
+#include "reshape_request/slurm_client.hpp"
+
+namespace xpart::reshape_request {
+
+// A request between two siblings of one host: `active` (up, asked to reboot) gives the host up
+// for `target` (powering up).
+struct Request {
+    std::string active;
+    std::string target;
+};
+
+// Of `job_nodes`, the siblings powering up for a request not under way yet: their group's up
+// sibling is REBOOT_REQUESTED (not REBOOT_ISSUED: the RebootProgram runs) with
+// Reason=xpart-reshape:<it>. Pure.
+std::vector<Request> pending_requests(const std::vector<SlurmNode>& cluster,
+                                      const std::vector<std::string>& job_nodes);
+
+// EpilogSlurmctld of a job that leaves (ended, cancelled, requeued, held): each of its pending
+// requests that no other job waits for is withdrawn, `scontrol cancel_reboot <active>` (Slurm
+// undrains it: the reboot ASAP drained it) then the target powered down again. One line per
+// request (withdrawn, kept and why, or what scontrol refused); Error when the cluster cannot
+// be read.
+Result<std::vector<std::string>> withdraw_unwanted(SlurmClient& slurm, const std::string& job,
+                                                   const std::string& nodelist);
+
+// RebootProgram, before it reshapes: does any job still wait for `target`?
+Result<bool> target_wanted(SlurmClient& slurm, const std::string& target);
+
+// How a wait measures time and pauses (tests drive both).
+struct Pacing {
+    std::function<std::chrono::steady_clock::time_point()> now;
+    std::function<void(std::chrono::milliseconds)> sleep;
+};
+Pacing real_pacing();
+
+// The pause after one of `previous` (zero: the first): 250 ms, then 1.5 times longer each
+// time, never over 2 s. After the first few seconds a waiting job costs slurmctld one node RPC
+// per 2 s, and a job state RPC per 10 s.
+std::chrono::milliseconds next_pause(std::chrono::milliseconds previous);
+
+enum class WaitEnd { Registered, JobGone, TimedOut };
+
+// PrologSlurmctld: returns once every node of `nodelist` has registered, once `job` no longer
+// waits (not CONFIGURING: requeued, cancelled; checked every 5th poll, and at once when a node
+// is powered down, as a refused or withdrawn request leaves it), or after `timeout`. With a
+// `turn`, it polls only while the turn is its own (another job waiting for the same nodes
+// polls meanwhile; it looks again every 100 ms, asking slurmctld nothing).
+Result<WaitEnd> wait_registered(SlurmClient& slurm, const std::string& job, const std::string& nodelist,
+                                std::chrono::seconds timeout, const Pacing& pacing, PollTurn* turn = nullptr);
+
+}  // namespace xpart::reshape_request

@@ -1,0 +1,259 @@
+// The reshape flow's requests against a recorded cluster (a fake SlurmClient that answers from
+// `scontrol show node -o` lines and records what it is told): which request a job leaves
+// behind, when it is withdrawn and when kept, and how a wait paces its polls.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "reshape_request/requests.hpp"
+#include "tests/case_name.hpp"
+
+namespace xpart::reshape_request {
+namespace {
+
+using namespace std::chrono_literals;
+
+// One host (group xpart_host_h) as three siblings, `small` up; anything else is another host.
+std::string host(const std::string& small_state, const std::string& small_reason, const std::string& big_state) {
+    return "NodeName=small AvailableFeatures=xpart_host_h NodeHostName=h State=" + small_state +
+           (small_reason.empty() ? "" : " Reason=" + small_reason + " [slurm@2026-12-04T03:10:00]") +
+           "\nNodeName=big AvailableFeatures=xpart_host_h NodeHostName=big State=" + big_state +
+           "\nNodeName=mid AvailableFeatures=xpart_host_h NodeHostName=mid State=IDLE+CLOUD+POWERED_DOWN"
+           "\nNodeName=other AvailableFeatures=xpart_host_o NodeHostName=o State=IDLE+DRAIN+REBOOT_REQUESTED"
+           " Reason=xpart-reshape:big\n";
+}
+
+class FakeSlurm : public SlurmClient {
+public:
+    std::string cluster;
+    std::map<std::string, std::vector<std::string>> configuring;  // node -> jobs
+    std::vector<std::string> states = {"CONFIGURING"};            // job_state answers, the last repeats
+    std::vector<std::string> refuse;                              // scontrol verbs that fail
+    std::vector<std::string> told;                                // scontrol calls, joined
+    int node_rpcs = 0, job_rpcs = 0;
+    std::function<std::string(int)> cluster_at;                   // per node RPC, when set
+
+    Result<std::vector<SlurmNode>> nodes(const std::string& nodelist) override {
+        ++node_rpcs;
+        auto all = parse_nodes(cluster_at ? cluster_at(node_rpcs) : cluster);
+        if (nodelist.empty()) return all;
+        std::vector<SlurmNode> some;
+        for (auto& n : all)
+            if (n.name == nodelist) some.push_back(n);
+        return some;
+    }
+    Result<std::vector<std::string>> configuring_jobs(const std::string& node) override {
+        ++job_rpcs;
+        return configuring[node];
+    }
+    Result<std::string> job_state(const std::string&) override {
+        ++job_rpcs;
+        auto s = states.front();
+        if (states.size() > 1) states.erase(states.begin());
+        return s;
+    }
+    Result<std::vector<std::string>> hostnames(const std::string& nodelist) override {
+        if (nodelist == "small,big") return std::vector<std::string>{"small", "big"};
+        return std::vector<std::string>{nodelist};
+    }
+    Status scontrol(const std::vector<std::string>& args) override {
+        std::string call;
+        for (const auto& a : args) call += (call.empty() ? "" : " ") + a;
+        told.push_back(call);
+        for (const auto& verb : refuse)
+            if (args.front() == verb) return Error{"scontrol " + verb + ": REBOOT on node in progress"};
+        return ok_status();
+    }
+};
+
+struct PendingCase {
+    const char* name;
+    std::string cluster;
+    std::vector<std::string> job_nodes;
+    std::vector<std::string> want;  // "active->target"
+};
+
+class Pending : public ::testing::TestWithParam<PendingCase> {};
+
+TEST_P(Pending, Finds) {
+    const auto& c = GetParam();
+    std::vector<std::string> got;
+    for (const auto& r : pending_requests(parse_nodes(c.cluster), c.job_nodes)) got.push_back(r.active + "->" + r.target);
+    EXPECT_EQ(got, c.want);
+}
+
+const std::string kRequested = host("MIXED+DRAIN+REBOOT_REQUESTED", "xpart-reshape:big", "IDLE+CLOUD+POWERING_UP");
+const PendingCase kPending[] = {
+    {"a request for the job's sibling", kRequested, {"big"}, {"small->big"}},
+    {"the job's node list holds the sibling among others", kRequested, {"small", "big"}, {"small->big"}},
+    {"the reboot is under way", host("DOWN+REBOOT_ISSUED", "xpart-reshape:big", "IDLE+CLOUD+POWERING_UP"), {"big"}, {}},
+    {"the sibling is up already", host("IDLE+CLOUD+POWERED_DOWN", "", "IDLE"), {"big"}, {}},
+    {"the up sibling gives the host up for another", host("MIXED+DRAIN+REBOOT_REQUESTED", "xpart-reshape:mid",
+                                                          "IDLE+CLOUD+POWERING_UP"), {"big"}, {}},
+    {"a reboot an admin asked for", host("MIXED+DRAIN+REBOOT_REQUESTED", "kernel update", "IDLE+CLOUD+POWERING_UP"),
+     {"big"}, {}},
+    {"a job on no sibling", kRequested, {"nowhere"}, {}},
+};
+INSTANTIATE_TEST_SUITE_P(Clusters, Pending, ::testing::ValuesIn(kPending), testing::SentenceCaseName{});
+
+TEST(Withdraw, ARequestNoJobWaitsForIsWithdrawn) {
+    FakeSlurm slurm;
+    slurm.cluster = kRequested;
+    slurm.configuring["big"] = {"42"};  // the job that leaves, still listed
+    auto lines = withdraw_unwanted(slurm, "42", "big");
+    ASSERT_TRUE(lines) << lines.error().message;
+    ASSERT_EQ(slurm.told.size(), 3u);
+    EXPECT_EQ(slurm.told[0], "cancel_reboot small");
+    EXPECT_EQ(slurm.told[1], "update nodename=small state=UNDRAIN");
+    EXPECT_EQ(slurm.told[2], "update nodename=big state=POWER_DOWN_FORCE reason=xpart-reshape withdrawn: no job "
+                             "waits for it (job 42 left)");
+    ASSERT_EQ(lines->size(), 1u);
+    EXPECT_EQ((*lines)[0], "small -> big: withdrawn, job 42 left and no job waits for big");
+}
+
+TEST(Withdraw, KeptWhileAnotherJobWaits) {
+    FakeSlurm slurm;
+    slurm.cluster = kRequested;
+    slurm.configuring["big"] = {"42", "43"};
+    auto lines = withdraw_unwanted(slurm, "42", "big");
+    ASSERT_TRUE(lines);
+    EXPECT_TRUE(slurm.told.empty());
+    ASSERT_EQ(lines->size(), 1u);
+    EXPECT_EQ((*lines)[0], "small -> big: kept, job 43 waits for big");
+}
+
+TEST(Withdraw, TheTargetStaysWhenTheCancelIsRefused) {
+    FakeSlurm slurm;
+    slurm.cluster = kRequested;
+    slurm.refuse = {"cancel_reboot"};
+    auto lines = withdraw_unwanted(slurm, "42", "big");
+    ASSERT_TRUE(lines);
+    ASSERT_EQ(slurm.told.size(), 1u);  // no power down of a sibling the host may become
+    ASSERT_EQ(lines->size(), 1u);
+    EXPECT_NE((*lines)[0].find("not withdrawn (scontrol cancel_reboot: REBOOT on node in progress)"), std::string::npos);
+}
+
+TEST(Withdraw, NothingForAJobOfNoRequest) {
+    FakeSlurm slurm;
+    slurm.cluster = host("IDLE", "", "IDLE+CLOUD+POWERED_DOWN");
+    auto lines = withdraw_unwanted(slurm, "42", "small");
+    ASSERT_TRUE(lines);
+    EXPECT_TRUE(lines->empty());
+    EXPECT_TRUE(slurm.told.empty());
+}
+
+TEST(Wanted, ByTheJobsConfiguringOnTheTarget) {
+    FakeSlurm slurm;
+    EXPECT_FALSE(*target_wanted(slurm, "big"));
+    slurm.configuring["big"] = {"7"};
+    EXPECT_TRUE(*target_wanted(slurm, "big"));
+}
+
+TEST(Pause, BacksOffToTwoSeconds) {
+    std::vector<long> got;
+    std::chrono::milliseconds p{0};
+    for (int i = 0; i < 9; ++i) got.push_back((p = next_pause(p)).count());
+    EXPECT_EQ(got, (std::vector<long>{250, 375, 562, 843, 1264, 1896, 2000, 2000, 2000}));
+}
+
+// A clock the sleeps advance.
+struct FakeTime {
+    std::chrono::steady_clock::time_point t{};
+    std::vector<long> slept;
+    Pacing pacing() {
+        return {[this] { return t; }, [this](std::chrono::milliseconds d) {
+                    slept.push_back(d.count());
+                    t += d;
+                }};
+    }
+};
+
+std::string target_line(const std::string& state) {
+    return "NodeName=big AvailableFeatures=xpart_host_h NodeHostName=big State=" + state + "\n";
+}
+
+TEST(Wait, ReturnsWhenTheSiblingRegisters) {
+    FakeSlurm slurm;
+    FakeTime time;
+    slurm.cluster_at = [](int rpc) {
+        return target_line(rpc < 4 ? "IDLE+CLOUD+NOT_RESPONDING+POWERING_UP" : "ALLOCATED+CLOUD");
+    };
+    auto end = wait_registered(slurm, "42", "big", 600s, time.pacing());
+    ASSERT_TRUE(end);
+    EXPECT_EQ(*end, WaitEnd::Registered);
+    EXPECT_EQ(slurm.node_rpcs, 4);
+    EXPECT_EQ(slurm.job_rpcs, 0);
+    EXPECT_EQ(time.slept, (std::vector<long>{250, 375, 562}));
+}
+
+TEST(Wait, AMinuteCostsFortyTwoRpcs) {
+    FakeSlurm slurm;
+    FakeTime time;
+    slurm.cluster = target_line("IDLE+CLOUD+NOT_RESPONDING+POWERING_UP");
+    auto end = wait_registered(slurm, "42", "big", 60s, time.pacing());
+    ASSERT_TRUE(end);
+    EXPECT_EQ(*end, WaitEnd::TimedOut);
+    // 35 polls (6 pauses to 5.19 s, then one per 2 s) and the job's state at every fifth;
+    // 0691fdc's hook made two RPCs each 0.2 s, 600 a minute.
+    EXPECT_EQ(slurm.node_rpcs, 35);
+    EXPECT_EQ(slurm.job_rpcs, 7);
+    EXPECT_EQ(time.t - std::chrono::steady_clock::time_point{}, 60s);  // never past the timeout
+}
+
+// Another job's turn: this one asks slurmctld nothing until the turn is its own.
+struct FakeTurn : PollTurn {
+    int busy = 0;  // takes that fail first
+    int asked = 0;
+    bool take() override { return ++asked > busy; }
+};
+
+TEST(Wait, PollsOnlyInItsTurn) {
+    FakeSlurm slurm;
+    FakeTime time;
+    FakeTurn turn;
+    turn.busy = 30;  // 3 s of another job's polls
+    slurm.cluster_at = [](int) { return target_line("ALLOCATED+CLOUD"); };
+    auto end = wait_registered(slurm, "42", "big", 600s, time.pacing(), &turn);
+    ASSERT_TRUE(end);
+    EXPECT_EQ(*end, WaitEnd::Registered);
+    EXPECT_EQ(slurm.node_rpcs, 1);
+    EXPECT_EQ(time.slept, std::vector<long>(30, 100));
+}
+
+TEST(Wait, ATurnThatNeverComesEndsAtTheTimeout) {
+    FakeSlurm slurm;
+    FakeTime time;
+    FakeTurn turn;
+    turn.busy = 1000000;
+    auto end = wait_registered(slurm, "42", "big", 5s, time.pacing(), &turn);
+    ASSERT_TRUE(end);
+    EXPECT_EQ(*end, WaitEnd::TimedOut);
+    EXPECT_EQ(slurm.node_rpcs, 0);
+    EXPECT_EQ(time.t - std::chrono::steady_clock::time_point{}, 5s);
+}
+
+TEST(Wait, EndsWhenTheJobNoLongerWaits) {
+    FakeSlurm slurm;
+    FakeTime time;
+    slurm.cluster = target_line("IDLE+CLOUD+POWERING_UP");
+    slurm.states = {"CONFIGURING", "PENDING"};  // requeued
+    auto end = wait_registered(slurm, "42", "big", 600s, time.pacing());
+    ASSERT_TRUE(end);
+    EXPECT_EQ(*end, WaitEnd::JobGone);
+    EXPECT_EQ(slurm.node_rpcs, 10);
+}
+
+TEST(Wait, APoweredDownSiblingEndsTheWaitOnceTheJobLeft) {
+    FakeSlurm slurm;
+    FakeTime time;
+    slurm.cluster = target_line("IDLE+CLOUD+POWERED_DOWN");  // refused or withdrawn
+    slurm.states = {"PENDING"};
+    auto end = wait_registered(slurm, "42", "big", 600s, time.pacing());
+    ASSERT_TRUE(end);
+    EXPECT_EQ(*end, WaitEnd::JobGone);
+    EXPECT_EQ(slurm.node_rpcs, 1);
+    EXPECT_EQ(slurm.job_rpcs, 1);
+}
+
+}  // namespace
+}  // namespace xpart::reshape_request
