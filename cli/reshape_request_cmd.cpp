@@ -1,7 +1,7 @@
 // `xpart reshape-request`: the reshape flow's hooks (etc/reshape) hand their decisions here
-// (reshape_request/requests): the PrologSlurmctld's wait for a resumed sibling, the
-// EpilogSlurmctld's withdrawal of a request no job needs, the RebootProgram's question whether
-// a job still waits. It talks to slurmctld through scontrol and squeue, as the hook's user.
+// (reshape_request/requests): the ResumeProgram's request or queue, the PrologSlurmctld's wait
+// for a resumed sibling, the EpilogSlurmctld's withdrawal of a request no job needs, the
+// RebootProgram's question whether a job still waits. It talks to slurmctld through scontrol and squeue, as the hook's user.
 #include <unistd.h>
 
 #include <iostream>
@@ -26,31 +26,37 @@ struct RequestArgs {
     std::string target;
 };
 
+int print(const std::string& what, const Result<reshape_request::Outcome>& outcome) {
+    if (!outcome) return fail("reshape-request " + what, outcome.error().message);
+    for (const auto& line : outcome->lines) std::cout << "xpart reshape-request: " << line << "\n";
+    return outcome->all_made ? kExitOk : kExitError;
+}
+
+std::unique_ptr<reshape_request::SlurmClient> slurm_client() {
+    return reshape_request::command_client(env_from_environ(environ));
+}
+
+int run_resume(const RequestArgs& args) {
+    return print("resume", reshape_request::resume(*slurm_client(), args.nodes));
+}
+
 int run_withdraw(const RequestArgs& args) {
-    auto slurm = reshape_request::command_client(env_from_environ(environ));
-    auto lines = reshape_request::withdraw_unwanted(*slurm, args.job, args.nodes);
+    auto lines = reshape_request::withdraw_unwanted(*slurm_client(), args.job, args.nodes);
     if (!lines) return fail("reshape-request withdraw", lines.error().message);
-    for (const auto& line : *lines) std::cout << "xpart reshape-request: " << line << "\n";
-    return kExitOk;
+    return print("withdraw", reshape_request::Outcome{*lines});
 }
 
 int run_wait(const RequestArgs& args) {
-    auto slurm = reshape_request::command_client(env_from_environ(environ));
     // Without a turn each job polls alone: slower for slurmctld, never wrong.
     auto turn = reshape_request::shared_turn(args.turn_dir, args.nodes);
     if (!turn) std::cout << "xpart reshape-request: " << turn.error().message << ": job " << args.job << " polls alone\n";
-    auto end = reshape_request::wait_registered(*slurm, args.job, args.nodes, std::chrono::seconds(args.timeout),
-                                                reshape_request::real_pacing(), turn ? turn->get() : nullptr);
-    if (!end) return fail("reshape-request wait", end.error().message);
-    if (*end == reshape_request::WaitEnd::TimedOut)
-        std::cout << "xpart reshape-request: job " << args.job << ": " << args.nodes << " not registered after "
-                  << args.timeout << " s\n";
-    return kExitOk;
+    return print("wait", reshape_request::prolog_wait(*slurm_client(), args.job, args.nodes,
+                                                      std::chrono::seconds(args.timeout), reshape_request::real_pacing(),
+                                                      turn ? turn->get() : nullptr));
 }
 
 int run_wanted(const RequestArgs& args) {
-    auto slurm = reshape_request::command_client(env_from_environ(environ));
-    auto wanted = reshape_request::target_wanted(*slurm, args.target);
+    auto wanted = reshape_request::target_wanted(*slurm_client(), args.target);
     if (!wanted) return fail("reshape-request wanted", wanted.error().message);
     return *wanted ? kExitOk : kExitNotWanted;
 }
@@ -69,6 +75,10 @@ void add_reshape_request_command(CLI::App& app, const GlobalOptions&, Runner& ru
     auto* top = app.add_subcommand("reshape-request",
                                    "The reshape flow's requests to slurmctld (its Slurm hooks, as SlurmUser or root)");
     top->require_subcommand(1);
+    auto* resume = top->add_subcommand("resume", "ResumeProgram: ask each sibling's host to reshape for it, or queue "
+                                                 "it behind the request the host serves (exit 1 when one could not be asked)");
+    resume->add_option("nodes", args->nodes, "the siblings Slurm resumes (a node list)")->required();
+    resume->callback([args, &run] { run = [args] { return run_resume(*args); }; });
     auto* wait = top->add_subcommand("wait", "PrologSlurmctld: return once the job's nodes have registered, the job "
                                              "no longer waits, or after --timeout (backing off to one poll per 2 s)");
     add_job_options(wait, *args);

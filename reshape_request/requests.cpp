@@ -17,7 +17,100 @@ const SlurmNode* find_node(const std::vector<SlurmNode>& cluster, const std::str
     return it == cluster.end() ? nullptr : &*it;
 }
 
+bool asked(const SlurmNode& node) {
+    return node.has("REBOOT_REQUESTED") || node.has("REBOOT_ISSUED");
+}
+
+// The job that came first: the lowest id ("123" and an array's "123_4" by their number).
+unsigned long long job_number(const std::string& id) {
+    unsigned long long n = 0;
+    for (char c : id) {
+        if (c < '0' || c > '9') break;
+        n = n * 10 + static_cast<unsigned>(c - '0');
+    }
+    return n;
+}
+
+Status ask(SlurmClient& slurm, const std::string& active, const std::string& target) {
+    return slurm.scontrol({"reboot", "ASAP", "nextstate=DOWN", "reason=xpart-reshape:" + target, active});
+}
+
 }  // namespace
+
+const SlurmNode* up_sibling(const std::vector<SlurmNode>& cluster, const std::string& group) {
+    for (const auto& node : cluster)
+        if (node.group == group && !node.powered_down() && !node.has("POWERING_UP")) return &node;
+    return nullptr;
+}
+
+Result<Outcome> resume(SlurmClient& slurm, const std::string& nodelist) {
+    auto targets = slurm.hostnames(nodelist);
+    if (!targets) return targets.error();
+    auto cluster = slurm.nodes("");
+    if (!cluster) return cluster.error();
+    Outcome out;
+    for (const auto& name : *targets) {
+        const SlurmNode* target = find_node(*cluster, name);
+        const SlurmNode* active = target ? up_sibling(*cluster, target->group) : nullptr;
+        if (!target) {
+            out.lines.push_back(name + ": no such node");
+            out.all_made = false;
+        } else if (!active) {
+            // The host's slurmd is down (a host off, a slurmd that did not start): Slurm marks
+            // the target DOWN after ResumeTimeout and requeues its job.
+            out.lines.push_back(name + ": no sibling of " + target->group + " is up to reshape from");
+            out.all_made = false;
+        } else if (asked(*active) && active->reshape_target == name) {
+            out.lines.push_back(name + ": " + active->name + " is asked for it already");
+        } else if (asked(*active)) {
+            out.lines.push_back(name + ": queued, " + active->name + " reshapes for " +
+                                (active->reshape_target.empty() ? std::string("a reboot") : active->reshape_target) +
+                                " first");
+        } else if (auto s = ask(slurm, active->name, name); !s) {
+            out.lines.push_back(name + ": scontrol reboot " + active->name + " failed: " + s.error().message);
+            out.all_made = false;
+        } else {
+            out.lines.push_back(name + ": asked " + active->name + " (" + target->group + ") to reshape");
+        }
+    }
+    return out;
+}
+
+Result<Outcome> ask_queued(SlurmClient& slurm, const std::vector<std::string>& nodes) {
+    auto cluster = slurm.nodes("");
+    if (!cluster) return cluster.error();
+    std::vector<std::string> groups;
+    for (const auto& name : nodes)
+        if (const SlurmNode* n = find_node(*cluster, name);
+            n && std::find(groups.begin(), groups.end(), n->group) == groups.end())
+            groups.push_back(n->group);
+    Outcome out;
+    for (const auto& group : groups) {
+        const SlurmNode* active = up_sibling(*cluster, group);
+        if (!active || asked(*active)) continue;
+        std::string next;
+        unsigned long long first = 0;
+        for (const auto& node : *cluster) {
+            if (node.group != group || !node.has("POWERING_UP")) continue;
+            auto waiting = slurm.configuring_jobs(node.name);
+            if (!waiting) return waiting.error();
+            for (const auto& job : *waiting)
+                if (next.empty() || job_number(job) < first) {
+                    next = node.name;
+                    first = job_number(job);
+                }
+        }
+        if (next.empty()) continue;
+        if (auto s = ask(slurm, active->name, next); !s) {
+            out.lines.push_back(next + ": scontrol reboot " + active->name + " failed: " + s.error().message);
+            out.all_made = false;
+        } else {
+            out.lines.push_back(next + ": its turn, asked " + active->name + " to reshape (job " +
+                                std::to_string(first) + " waits longest)");
+        }
+    }
+    return out;
+}
 
 std::vector<Request> pending_requests(const std::vector<SlurmNode>& cluster,
                                       const std::vector<std::string>& job_nodes) {
@@ -69,6 +162,15 @@ Result<std::vector<std::string>> withdraw_unwanted(SlurmClient& slurm, const std
         lines.push_back(what + ": withdrawn, job " + job + " left and no job waits for " + request.target +
                         also + (s ? "" : " (" + request.target + " not powered down: " + s.error().message + ")"));
     }
+    // A host no longer asked for anything may have a request queued behind the one withdrawn.
+    if (std::none_of(cluster->begin(), cluster->end(), [](const SlurmNode& n) { return n.has("POWERING_UP"); }))
+        return lines;
+    auto queued = ask_queued(slurm, *job_nodes);
+    if (!queued) {
+        lines.push_back("queued requests not asked: " + queued.error().message);
+        return lines;
+    }
+    lines.insert(lines.end(), queued->lines.begin(), queued->lines.end());
     return lines;
 }
 
@@ -116,6 +218,23 @@ Result<WaitEnd> wait_registered(SlurmClient& slurm, const std::string& job, cons
         if (now >= deadline) return WaitEnd::TimedOut;
         pacing.sleep(std::min(pause, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)));
     }
+}
+
+}  // namespace xpart::reshape_request
+
+namespace xpart::reshape_request {
+
+Result<Outcome> prolog_wait(SlurmClient& slurm, const std::string& job, const std::string& nodelist,
+                            std::chrono::seconds timeout, const Pacing& pacing, PollTurn* turn) {
+    auto end = wait_registered(slurm, job, nodelist, timeout, pacing, turn);
+    if (!end) return end.error();
+    if (*end == WaitEnd::TimedOut)
+        return Outcome{{"job " + job + ": " + nodelist + " not registered after " + std::to_string(timeout.count()) + " s"}};
+    if (*end == WaitEnd::JobGone) return Outcome{};
+    // The sibling is up: a request queued behind the one that made it may go now.
+    auto names = slurm.hostnames(nodelist);
+    if (!names) return names.error();
+    return ask_queued(slurm, *names);
 }
 
 }  // namespace xpart::reshape_request

@@ -33,8 +33,31 @@ std::vector<Request> pending_requests(const std::vector<SlurmNode>& cluster,
 // undrains it: the reboot ASAP drained it) then the target powered down again. One line per
 // request (withdrawn, kept and why, or what scontrol refused); Error when the cluster cannot
 // be read.
+// Then the host's queued request, if any, is asked for (ask_queued).
 Result<std::vector<std::string>> withdraw_unwanted(SlurmClient& slurm, const std::string& job,
                                                    const std::string& nodelist);
+
+// The host's up sibling in `group`: neither powered down nor powering up (nullptr: none).
+const SlurmNode* up_sibling(const std::vector<SlurmNode>& cluster, const std::string& group);
+
+// What a hook did, one line per request, and whether every request it had to make was made.
+struct Outcome {
+    std::vector<std::string> lines;
+    bool all_made = true;
+};
+
+// ResumeProgram: for each sibling Slurm resumes, the host's up sibling is asked to give the
+// host up for it (`scontrol reboot ASAP nextstate=DOWN reason=xpart-reshape:<target>`),
+// unless it is asked for another sibling already: then the target waits its turn ("queued"),
+// and ask_queued asks for it once the host has become the other one. Policy: one request per
+// host at a time, in the order the jobs came (the lowest job id waiting), each served until
+// the jobs it started end; a host never reshapes away from jobs it reshaped for.
+Result<Outcome> resume(SlurmClient& slurm, const std::string& nodelist);
+
+// The next request of each host of `nodes` whose up sibling is asked for nothing: the powered-up
+// sibling with the job that waits longest (lowest id). Run once a sibling has registered (the
+// PrologSlurmctld) and when a job leaves (the EpilogSlurmctld, after its withdrawals).
+Result<Outcome> ask_queued(SlurmClient& slurm, const std::vector<std::string>& nodes);
 
 // RebootProgram, before it reshapes: does any job still wait for `target`?
 Result<bool> target_wanted(SlurmClient& slurm, const std::string& target);
@@ -60,5 +83,10 @@ enum class WaitEnd { Registered, JobGone, TimedOut };
 // polls meanwhile; it looks again every 100 ms, asking slurmctld nothing).
 Result<WaitEnd> wait_registered(SlurmClient& slurm, const std::string& job, const std::string& nodelist,
                                 std::chrono::seconds timeout, const Pacing& pacing, PollTurn* turn = nullptr);
+
+// PrologSlurmctld: wait_registered; once registered, the host's queued request (ask_queued).
+// A line when it timed out.
+Result<Outcome> prolog_wait(SlurmClient& slurm, const std::string& job, const std::string& nodelist,
+                            std::chrono::seconds timeout, const Pacing& pacing, PollTurn* turn);
 
 }  // namespace xpart::reshape_request

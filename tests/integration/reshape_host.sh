@@ -92,8 +92,8 @@ start_ready() {
 # cluster_start, which returns once the active node is idle and its siblings powered down.
 reshape_cluster_start() {
   # Slurm runs the ResumeProgram with every descriptor closed: keep what it says on stderr.
-  printf '#!/bin/sh\nexec %s "$@" 2>>%s <&- >&-\n' "$S/etc/reshape/xpart-resume.sh" "$XP_DIR/log/resume.log" \
-    >"$XP_DIR/resume.sh"
+  printf '#!/bin/sh\nXPART=%s exec %s "$@" 2>>%s <&- >&-\n' "$B/xpart" "$S/etc/reshape/xpart-resume.sh" \
+    "$XP_DIR/log/resume.log" >"$XP_DIR/resume.sh"
   chmod 755 "$XP_DIR/resume.sh"
   # Slurm gives a PrologSlurmctld or EpilogSlurmctld no SLURM_CONF: scontrol would read
   # /etc/slurm, not this cluster. What `xpart reshape-request` says goes to the log.

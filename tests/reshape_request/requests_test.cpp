@@ -142,6 +142,103 @@ TEST(Withdraw, NothingForAJobOfNoRequest) {
     EXPECT_TRUE(slurm.told.empty());
 }
 
+struct ResumeCase {
+    const char* name;
+    std::string cluster;
+    std::string targets;
+    std::vector<std::string> told;
+    std::string line;
+    bool all_made;
+};
+class Resume : public ::testing::TestWithParam<ResumeCase> {};
+
+TEST_P(Resume, AsksOrQueues) {
+    const auto& c = GetParam();
+    FakeSlurm slurm;
+    slurm.cluster = c.cluster;
+    auto out = resume(slurm, c.targets);
+    ASSERT_TRUE(out) << out.error().message;
+    EXPECT_EQ(slurm.told, c.told);
+    ASSERT_EQ(out->lines.size(), 1u);
+    EXPECT_EQ(out->lines[0], c.line);
+    EXPECT_EQ(out->all_made, c.all_made);
+}
+
+const ResumeCase kResumes[] = {
+    {"the host serves nothing", host("ALLOCATED", "", "IDLE+CLOUD+POWERING_UP"), "big",
+     {"reboot ASAP nextstate=DOWN reason=xpart-reshape:big small"}, "big: asked small (xpart_host_h) to reshape", true},
+    {"the host is asked for another sibling", host("MIXED+DRAIN+REBOOT_REQUESTED", "xpart-reshape:mid", "IDLE+CLOUD+POWERING_UP"),
+     "big", {}, "big: queued, small reshapes for mid first", true},
+    {"the host reboots for another sibling now", host("DOWN+REBOOT_ISSUED", "xpart-reshape:mid", "IDLE+CLOUD+POWERING_UP"),
+     "big", {}, "big: queued, small reshapes for mid first", true},
+    {"the host is asked for it already", kRequested, "big", {}, "big: small is asked for it already", true},
+    {"no sibling is up", host("DOWN+CLOUD+POWERED_DOWN", "", "IDLE+CLOUD+POWERING_UP"), "big", {},
+     "big: no sibling of xpart_host_h is up to reshape from", false},
+    {"no such node", kRequested, "nowhere", {}, "nowhere: no such node", false},
+};
+INSTANTIATE_TEST_SUITE_P(Hosts, Resume, ::testing::ValuesIn(kResumes), testing::SentenceCaseName{});
+
+TEST(Resume, ARefusedRebootIsNotMade) {
+    FakeSlurm slurm;
+    slurm.cluster = host("ALLOCATED", "", "IDLE+CLOUD+POWERING_UP");
+    slurm.refuse = {"reboot"};
+    auto out = resume(slurm, "big");
+    ASSERT_TRUE(out);
+    EXPECT_FALSE(out->all_made);
+}
+
+// The host up as big; small and mid powering up, each with a waiting job.
+std::string queued_host(const std::string& big_state) {
+    return "NodeName=small AvailableFeatures=xpart_host_h NodeHostName=h State=IDLE+CLOUD+POWERING_UP"
+           "\nNodeName=big AvailableFeatures=xpart_host_h NodeHostName=big State=" + big_state +
+           "\nNodeName=mid AvailableFeatures=xpart_host_h NodeHostName=mid State=IDLE+CLOUD+POWERING_UP\n";
+}
+
+TEST(AskQueued, TheJobThatWaitsLongestGoesNext) {
+    FakeSlurm slurm;
+    slurm.cluster = queued_host("ALLOCATED");
+    slurm.configuring["small"] = {"19", "12"};
+    slurm.configuring["mid"] = {"9_3"};
+    auto out = ask_queued(slurm, {"big"});
+    ASSERT_TRUE(out);
+    EXPECT_EQ(slurm.told, (std::vector<std::string>{"reboot ASAP nextstate=DOWN reason=xpart-reshape:mid big"}));
+    EXPECT_EQ(out->lines, (std::vector<std::string>{"mid: its turn, asked big to reshape (job 9 waits longest)"}));
+}
+
+TEST(AskQueued, NothingWhileTheHostIsAskedOrNoJobWaits) {
+    FakeSlurm slurm;
+    slurm.cluster = queued_host("ALLOCATED+DRAIN+REBOOT_REQUESTED");
+    slurm.configuring["small"] = {"12"};
+    auto out = ask_queued(slurm, {"big"});
+    ASSERT_TRUE(out);
+    EXPECT_TRUE(slurm.told.empty());
+    slurm.cluster = queued_host("ALLOCATED");
+    slurm.configuring.clear();
+    out = ask_queued(slurm, {"big"});
+    ASSERT_TRUE(out);
+    EXPECT_TRUE(slurm.told.empty());
+    EXPECT_TRUE(out->lines.empty());
+}
+
+TEST(Withdraw, TheQueuedRequestGoesOnceTheFirstIsWithdrawn) {
+    FakeSlurm slurm;
+    slurm.cluster = kRequested;
+    slurm.configuring["big"] = {"42"};
+    slurm.configuring["mid"] = {"50"};
+    // After the withdrawal slurmctld shows small up, asked for nothing, and mid powering up.
+    slurm.cluster_at = [](int rpc) {
+        return rpc == 1 ? kRequested
+                        : "NodeName=small AvailableFeatures=xpart_host_h NodeHostName=h State=ALLOCATED\n"
+                          "NodeName=big AvailableFeatures=xpart_host_h NodeHostName=big State=IDLE+CLOUD+POWERED_DOWN\n"
+                          "NodeName=mid AvailableFeatures=xpart_host_h NodeHostName=mid State=IDLE+CLOUD+POWERING_UP\n";
+    };
+    auto lines = withdraw_unwanted(slurm, "42", "big");
+    ASSERT_TRUE(lines);
+    ASSERT_EQ(slurm.told.size(), 4u);
+    EXPECT_EQ(slurm.told[3], "reboot ASAP nextstate=DOWN reason=xpart-reshape:mid small");
+    EXPECT_EQ(lines->back(), "mid: its turn, asked small to reshape (job 50 waits longest)");
+}
+
 TEST(Wanted, ByTheJobsConfiguringOnTheTarget) {
     FakeSlurm slurm;
     EXPECT_FALSE(*target_wanted(slurm, "big"));
