@@ -13,7 +13,7 @@ enum ExitStatus : int {
     kExitIncomplete = 4,    // discover: GPUs not discovered or not usable (before 3)
     kExitJobSurvives = 5,   // cgroup sweep --job: a process of the job outlived SIGKILL
     kExitRebootNeeded = 6,  // reshape --allow-reboot-class: written; reboot, then reshape again
-    kExitNotWanted = 7,     // reshape-request wanted: no job waits for the sibling
+    kExitNotWanted = 7,     // reshape-request wanted: no job waits for the sibling; reboot-target: no reshape
 };
 
 }  // namespace xpart::cli

@@ -1,7 +1,7 @@
 // `xpart reshape-request`: the reshape flow's hooks (etc/reshape) hand their decisions here
 // (reshape_request/requests): the ResumeProgram's request or queue, the PrologSlurmctld's wait
 // for a resumed sibling, the EpilogSlurmctld's withdrawal of a request no job needs, the
-// RebootProgram's question whether a job still waits. It talks to slurmctld through scontrol and squeue, as the hook's user.
+// RebootProgram's which request it serves and whether a job still waits for it. It talks to slurmctld through scontrol and squeue, as the hook's user.
 #include <unistd.h>
 
 #include <iostream>
@@ -24,6 +24,8 @@ struct RequestArgs {
     unsigned timeout = 600;
     std::string turn_dir = defaults::kReshapeTurnDirPrefix + std::to_string(geteuid());
     std::string target;
+    std::string own;                      // reboot-target --node
+    std::vector<std::string> host_names;  // reboot-target --host
 };
 
 int print(const std::string& what, const Result<reshape_request::Outcome>& outcome) {
@@ -53,6 +55,27 @@ int run_wait(const RequestArgs& args) {
     return print("wait", reshape_request::prolog_wait(*slurm_client(), args.job, args.nodes,
                                                       std::chrono::seconds(args.timeout), reshape_request::real_pacing(),
                                                       turn ? turn->get() : nullptr));
+}
+
+int run_watch(const RequestArgs& args) {
+    auto slurm = slurm_client();
+    auto node = slurm->nodes(args.target);
+    if (!node || node->empty())
+        return fail("reshape-request watch", node ? args.target + ": no such node" : node.error().message);
+    // One watcher per host: the others (several siblings resumed at once) end at once.
+    auto turn = reshape_request::shared_turn(args.turn_dir, "watch-" + node->front().group);
+    if (!turn) std::cout << "xpart reshape-request: " << turn.error().message << ": watching " << args.target << " anyway\n";
+    return print("watch", reshape_request::watch_host(*slurm, args.target, std::chrono::seconds(args.timeout),
+                                                      reshape_request::real_pacing(), turn ? turn->get() : nullptr));
+}
+
+int run_reboot_target(const RequestArgs& args) {
+    auto cluster = slurm_client()->nodes("");
+    if (!cluster) return fail("reshape-request reboot-target", cluster.error().message);
+    auto request = reshape_request::reboot_request(*cluster, args.own, args.host_names);
+    if (!request) return kExitNotWanted;
+    std::cout << request->active << " " << request->target << "\n";
+    return kExitOk;
 }
 
 int run_wanted(const RequestArgs& args) {
@@ -92,6 +115,19 @@ void add_reshape_request_command(CLI::App& app, const GlobalOptions&, Runner& ru
                                                      "no other job waits for (the host back in service)");
     add_job_options(withdraw, *args);
     withdraw->callback([args, &run] { run = [args] { return run_withdraw(*args); }; });
+    auto* watch = top->add_subcommand("watch", "ResumeProgram, detached: while NODE's host has a sibling powering up, "
+                                               "withdraw a request no job waits for and ask for a queued one nobody asked for");
+    watch->add_option("node", args->target, "a sibling Slurm resumes")->required();
+    watch->add_option("--timeout", args->timeout, "seconds at most (ResumeTimeout's)")->capture_default_str();
+    watch->add_option("--turn-dir", args->turn_dir, "where the host's one watcher holds its turn")
+        ->envname("XPART_RESHAPE_TURN_DIR")
+        ->capture_default_str();
+    watch->callback([args, &run] { run = [args] { return run_watch(*args); }; });
+    auto* reboot = top->add_subcommand("reboot-target", "RebootProgram: print \"NODE TARGET\" when the reboot of this host's "
+                                                        "NODE is a reshape for TARGET; exit 7 when it is none");
+    reboot->add_option("--node", args->own, "the NodeName the rebooting slurmd serves (its -N), if it has one");
+    reboot->add_option("--host", args->host_names, "this host's names (without --node: a node of any of them)");
+    reboot->callback([args, &run] { run = [args] { return run_reboot_target(*args); }; });
     auto* wanted = top->add_subcommand("wanted", "RebootProgram: exit 0 when a job still waits for NODE, 7 when none");
     wanted->add_option("node", args->target, "the sibling the host would become")->required();
     wanted->callback([args, &run] { run = [args] { return run_wanted(*args); }; });

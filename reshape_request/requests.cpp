@@ -11,6 +11,8 @@ constexpr std::chrono::milliseconds kFirstPause{250};
 constexpr std::chrono::milliseconds kLongestPause{2000};
 constexpr int kJobCheckEvery = 5;  // polls
 constexpr std::chrono::milliseconds kTurnLook{100};
+constexpr std::chrono::milliseconds kFirstWatchPause{2000};
+constexpr std::chrono::milliseconds kLongestWatchPause{5000};
 
 const SlurmNode* find_node(const std::vector<SlurmNode>& cluster, const std::string& name) {
     auto it = std::find_if(cluster.begin(), cluster.end(), [&](const SlurmNode& n) { return n.name == name; });
@@ -33,6 +35,25 @@ unsigned long long job_number(const std::string& id) {
 
 Status ask(SlurmClient& slurm, const std::string& active, const std::string& target) {
     return slurm.scontrol({"reboot", "ASAP", "nextstate=DOWN", "reason=xpart-reshape:" + target, active});
+}
+
+// Withdraws one request: its line.
+std::string withdraw(SlurmClient& slurm, const Request& request, const std::string& why) {
+    const std::string what = request.active + " -> " + request.target;
+    // Cancelled first: the host takes jobs again at once. Slurm refuses once the reboot is
+    // issued; the RebootProgram then asks target_wanted itself.
+    if (auto s = slurm.scontrol({"cancel_reboot", request.active}); !s)
+        return what + ": not withdrawn (" + s.error().message + ")";
+    // Slurm 22.05's cancel_reboot undrains the node but leaves it out of scheduling (its
+    // _undo_reboot_asap does not make it available; 26.05's does): UNDRAIN has it register
+    // again, which does. Harmless on a series without the slip.
+    std::string also;
+    if (auto u = slurm.scontrol({"update", "nodename=" + request.active, "state=UNDRAIN"}); !u)
+        also = " (" + request.active + " not undrained: " + u.error().message + ")";
+    auto s = slurm.scontrol({"update", "nodename=" + request.target, "state=POWER_DOWN_FORCE",
+                             "reason=xpart-reshape withdrawn: no job waits for it"});
+    return what + ": withdrawn, " + why + also +
+           (s ? "" : " (" + request.target + " not powered down: " + s.error().message + ")");
 }
 
 }  // namespace
@@ -145,22 +166,7 @@ Result<std::vector<std::string>> withdraw_unwanted(SlurmClient& slurm, const std
             lines.push_back(what + ": kept, job " + waiting->front() + " waits for " + request.target);
             continue;
         }
-        // Cancelled first: the host takes jobs again at once. Slurm refuses once the reboot is
-        // issued; the RebootProgram then asks target_wanted itself.
-        if (auto s = slurm.scontrol({"cancel_reboot", request.active}); !s) {
-            lines.push_back(what + ": not withdrawn (" + s.error().message + ")");
-            continue;
-        }
-        // Slurm 22.05's cancel_reboot undrains the node but leaves it out of scheduling (its
-        // _undo_reboot_asap does not make it available; 24.11's does): UNDRAIN has it register
-        // again, which does. Harmless on a series without the slip.
-        std::string also;
-        if (auto u = slurm.scontrol({"update", "nodename=" + request.active, "state=UNDRAIN"}); !u)
-            also = " (" + request.active + " not undrained: " + u.error().message + ")";
-        auto s = slurm.scontrol({"update", "nodename=" + request.target, "state=POWER_DOWN_FORCE",
-                                 "reason=xpart-reshape withdrawn: no job waits for it (job " + job + " left)"});
-        lines.push_back(what + ": withdrawn, job " + job + " left and no job waits for " + request.target +
-                        also + (s ? "" : " (" + request.target + " not powered down: " + s.error().message + ")"));
+        lines.push_back(withdraw(slurm, request, "job " + job + " left and no job waits for " + request.target));
     }
     // A host no longer asked for anything may have a request queued behind the one withdrawn.
     if (std::none_of(cluster->begin(), cluster->end(), [](const SlurmNode& n) { return n.has("POWERING_UP"); }))
@@ -172,6 +178,17 @@ Result<std::vector<std::string>> withdraw_unwanted(SlurmClient& slurm, const std
     }
     lines.insert(lines.end(), queued->lines.begin(), queued->lines.end());
     return lines;
+}
+
+std::optional<Request> reboot_request(const std::vector<SlurmNode>& cluster, const std::string& own,
+                                      const std::vector<std::string>& host_names) {
+    for (const auto& node : cluster) {
+        if (node.reshape_target.empty() || !asked(node)) continue;
+        const bool mine = own.empty() ? std::find(host_names.begin(), host_names.end(), node.host) != host_names.end()
+                                      : node.name == own;
+        if (mine) return Request{node.name, node.reshape_target};
+    }
+    return std::nullopt;
 }
 
 Result<bool> target_wanted(SlurmClient& slurm, const std::string& target) {
@@ -235,6 +252,52 @@ Result<Outcome> prolog_wait(SlurmClient& slurm, const std::string& job, const st
     auto names = slurm.hostnames(nodelist);
     if (!names) return names.error();
     return ask_queued(slurm, *names);
+}
+
+}  // namespace xpart::reshape_request
+
+namespace xpart::reshape_request {
+
+Result<Outcome> watch_host(SlurmClient& slurm, const std::string& node, std::chrono::seconds timeout,
+                           const Pacing& pacing, PollTurn* turn) {
+    Outcome out;
+    if (turn && !turn->take()) return out;  // another watcher has the host
+    const auto deadline = pacing.now() + timeout;
+    std::chrono::milliseconds pause{0};
+    int unwanted = 0;
+    for (;;) {
+        auto cluster = slurm.nodes("");
+        if (!cluster) return cluster.error();
+        const SlurmNode* self = find_node(*cluster, node);
+        if (!self) return Error{node + ": no such node"};
+        std::vector<std::string> powering_up;
+        for (const auto& n : *cluster)
+            if (n.group == self->group && n.has("POWERING_UP")) powering_up.push_back(n.name);
+        if (powering_up.empty()) return out;
+        const auto pending = pending_requests(*cluster, powering_up);
+        if (pending.empty()) {
+            unwanted = 0;
+            auto queued = ask_queued(slurm, powering_up);  // nothing when the host is asked already
+            if (!queued) return queued.error();
+            out.lines.insert(out.lines.end(), queued->lines.begin(), queued->lines.end());
+        }
+        for (const auto& request : pending) {
+            auto waiting = slurm.configuring_jobs(request.target);
+            if (!waiting) return waiting.error();
+            // Two polls in a row: a job given the target between them is not left behind.
+            unwanted = waiting->empty() ? unwanted + 1 : 0;
+            if (unwanted < 2) continue;
+            out.lines.push_back(withdraw(slurm, request, "no job waited for " + request.target + " at two polls"));
+            auto queued = ask_queued(slurm, powering_up);
+            if (queued) out.lines.insert(out.lines.end(), queued->lines.begin(), queued->lines.end());
+            unwanted = 0;
+        }
+        pause = pause.count() <= 0 ? kFirstWatchPause
+                                   : std::min(kLongestWatchPause, std::chrono::milliseconds(pause.count() * 3 / 2));
+        const auto now = pacing.now();
+        if (now >= deadline) return out;
+        pacing.sleep(std::min(pause, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)));
+    }
 }
 
 }  // namespace xpart::reshape_request

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,13 @@ Result<Outcome> resume(SlurmClient& slurm, const std::string& nodelist);
 // PrologSlurmctld) and when a job leaves (the EpilogSlurmctld, after its withdrawals).
 Result<Outcome> ask_queued(SlurmClient& slurm, const std::vector<std::string>& nodes);
 
+// RebootProgram: the request slurmd's reboot serves, from the node it serves (`own`, its -N
+// name; "" when it was started without one: then any node whose NodeHostName is one of
+// `host_names`) that is rebooting (REBOOT_REQUESTED or REBOOT_ISSUED) with
+// Reason=xpart-reshape:<target>. Pure; nullopt when this reboot is no reshape.
+std::optional<Request> reboot_request(const std::vector<SlurmNode>& cluster, const std::string& own,
+                                      const std::vector<std::string>& host_names);
+
 // RebootProgram, before it reshapes: does any job still wait for `target`?
 Result<bool> target_wanted(SlurmClient& slurm, const std::string& target);
 
@@ -88,5 +96,16 @@ Result<WaitEnd> wait_registered(SlurmClient& slurm, const std::string& job, cons
 // A line when it timed out.
 Result<Outcome> prolog_wait(SlurmClient& slurm, const std::string& job, const std::string& nodelist,
                             std::chrono::seconds timeout, const Pacing& pacing, PollTurn* turn);
+
+// The ResumeProgram's watcher of a host (`node`'s group) while any of its siblings powers up:
+// Slurm can kill a cancelled job's EpilogSlurmctld before it runs (22.05's slurmscriptd
+// handles the job's script flush and the epilog's start on threads of their own), so a
+// request whose jobs are gone is withdrawn here too, once no job has waited for its target
+// at two polls in a row, and a queued request nobody asked for is asked for (ask_queued).
+// Returns once no sibling of the host powers up, or after `timeout`. One watcher per host:
+// with a `turn` taken by another watcher it returns at once. Polls after 2 s, then 1.5 times
+// longer each time up to 5 s: the EpilogSlurmctld is the fast path.
+Result<Outcome> watch_host(SlurmClient& slurm, const std::string& node, std::chrono::seconds timeout,
+                           const Pacing& pacing, PollTurn* turn);
 
 }  // namespace xpart::reshape_request

@@ -31,7 +31,8 @@ SlurmNode parse_node(std::string_view line) {
     }
     for (const auto& feature : split(field(line, "AvailableFeatures="), ','))
         if (feature.rfind(kHostFeature, 0) == 0) node.group = feature;
-    if (node.group.empty()) node.group = "host:" + field(line, "NodeHostName=");
+    node.host = field(line, "NodeHostName=");
+    if (node.group.empty()) node.group = "host:" + node.host;
     // The reason runs to the end of its field: "xpart-reshape:gpu1-3g [slurm@2026-12-04T03:00:00]".
     if (auto at = line.find(kReshapeReason); at != std::string_view::npos && (at == 0 || line[at - 1] == ' ')) {
         const auto start = at + kReshapeReason.size();

@@ -15,6 +15,7 @@ struct SlurmNode {
     std::string name;
     std::string group;                // "xpart_host_gpu1", or "host:gpu1"
     std::vector<std::string> state;   // State= words: IDLE, DRAIN, REBOOT_REQUESTED, POWERING_UP, ...
+    std::string host;                 // NodeHostName (24.11: a powered-down CLOUD node's is its NodeName)
     std::string reshape_target;       // from Reason=xpart-reshape:<target>; "" for any other reason
 
     bool has(std::string_view word) const;

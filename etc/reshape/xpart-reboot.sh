@@ -37,18 +37,8 @@ if [ -n "$slurmd_pid" ]; then
   own=$(tr '\0' '\n' <"/proc/$slurmd_pid/cmdline" | awk 'n {print; exit} $0 == "-N" {n = 1}')
 fi
 # This host's node that Slurm is rebooting for a reshape, and the sibling it becomes.
-hosts=" $(hostname -s) $(hostname) "
-read -r me target < <(scontrol show node -o 2>/dev/null | awk -v hosts="$hosts" -v own="$own" '{
-  name = host = state = reason = ""
-  for (i = 1; i <= NF; i++) {
-    if ($i ~ /^NodeName=/) name = substr($i, 10)
-    else if ($i ~ /^NodeHostName=/) host = substr($i, 14)
-    else if ($i ~ /^State=/) state = substr($i, 7)
-    else if ($i ~ /^Reason=xpart-reshape:/) reason = substr($i, 22)
-  }
-  sub(/\[.*/, "", reason)  # "xpart-reshape:gpu1-3g [root@1700000000]"
-  if (reason != "" && state ~ /REBOOT/ && (own != "" ? name == own : index(hosts, " " host " "))) { print name, reason; exit }
-}')
+read -r me target < <("$XPART" reshape-request reboot-target ${own:+--node "$own"} \
+  --host "$(hostname -s)" --host "$(hostname)" 2>/dev/null)
 if [ -z "${target:-}" ]; then
   if [ -n "${XPART_REBOOT_FALLBACK:-}" ]; then
     log "not a reshape: running $XPART_REBOOT_FALLBACK"

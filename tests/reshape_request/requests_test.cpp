@@ -106,7 +106,7 @@ TEST(Withdraw, ARequestNoJobWaitsForIsWithdrawn) {
     EXPECT_EQ(slurm.told[0], "cancel_reboot small");
     EXPECT_EQ(slurm.told[1], "update nodename=small state=UNDRAIN");
     EXPECT_EQ(slurm.told[2], "update nodename=big state=POWER_DOWN_FORCE reason=xpart-reshape withdrawn: no job "
-                             "waits for it (job 42 left)");
+                             "waits for it");
     ASSERT_EQ(lines->size(), 1u);
     EXPECT_EQ((*lines)[0], "small -> big: withdrawn, job 42 left and no job waits for big");
 }
@@ -239,6 +239,33 @@ TEST(Withdraw, TheQueuedRequestGoesOnceTheFirstIsWithdrawn) {
     EXPECT_EQ(lines->back(), "mid: its turn, asked small to reshape (job 50 waits longest)");
 }
 
+struct RebootCase {
+    const char* name;
+    std::string cluster;
+    std::string own;
+    std::vector<std::string> hosts;
+    std::string want;  // "active->target", "" for none
+};
+class Reboot : public ::testing::TestWithParam<RebootCase> {};
+
+TEST_P(Reboot, FindsTheRequest) {
+    const auto& c = GetParam();
+    auto r = reboot_request(parse_nodes(c.cluster), c.own, c.hosts);
+    EXPECT_EQ(r ? r->active + "->" + r->target : std::string(), c.want);
+}
+
+const std::string kIssued = host("DOWN+REBOOT_ISSUED", "xpart-reshape:big", "IDLE+CLOUD+POWERING_UP");
+const RebootCase kReboots[] = {
+    {"slurmd serves its -N name", kIssued, "small", {}, "small->big"},
+    {"requested, not issued yet", kRequested, "small", {}, "small->big"},
+    {"another host's node asked the same", kIssued, "other", {}, "other->big"},
+    {"by the host's name without -N", kIssued, "", {"x", "h"}, "small->big"},
+    {"no node of this host", kIssued, "", {"x"}, ""},
+    {"a reboot an admin asked for", host("DOWN+REBOOT_ISSUED", "kernel update", "IDLE+CLOUD+POWERING_UP"), "small", {}, ""},
+    {"the reason stays after the reboot", host("IDLE", "xpart-reshape:big", "IDLE+CLOUD+POWERED_DOWN"), "small", {}, ""},
+};
+INSTANTIATE_TEST_SUITE_P(Hosts, Reboot, ::testing::ValuesIn(kReboots), testing::SentenceCaseName{});
+
 TEST(Wanted, ByTheJobsConfiguringOnTheTarget) {
     FakeSlurm slurm;
     EXPECT_FALSE(*target_wanted(slurm, "big"));
@@ -350,6 +377,53 @@ TEST(Wait, APoweredDownSiblingEndsTheWaitOnceTheJobLeft) {
     EXPECT_EQ(*end, WaitEnd::JobGone);
     EXPECT_EQ(slurm.node_rpcs, 1);
     EXPECT_EQ(slurm.job_rpcs, 1);
+}
+
+TEST(Watch, WithdrawsARequestWhoseJobsAreGoneAtTwoPolls) {
+    FakeSlurm slurm;
+    FakeTime time;
+    // The cancelled job's EpilogSlurmctld never ran: the request stays until the watcher's
+    // second poll without a waiting job; then slurmctld shows the host back.
+    slurm.cluster_at = [](int rpc) { return rpc <= 2 ? kRequested : host("ALLOCATED", "", "IDLE+CLOUD+POWERED_DOWN"); };
+    auto out = watch_host(slurm, "big", 600s, time.pacing(), nullptr);
+    ASSERT_TRUE(out) << out.error().message;
+    ASSERT_GE(slurm.told.size(), 3u);
+    EXPECT_EQ(slurm.told[0], "cancel_reboot small");
+    EXPECT_EQ(out->lines.front(), "small -> big: withdrawn, no job waited for big at two polls");
+    EXPECT_EQ(time.slept, (std::vector<long>{2000, 3000}));  // then the host is done
+}
+
+TEST(Watch, KeepsARequestAJobWaitsForUntilTheHostIsDone) {
+    FakeSlurm slurm;
+    FakeTime time;
+    slurm.configuring["big"] = {"7"};
+    slurm.cluster_at = [](int rpc) { return rpc <= 20 ? kRequested : host("IDLE+CLOUD+POWERED_DOWN", "", "ALLOCATED"); };
+    auto out = watch_host(slurm, "small", 600s, time.pacing(), nullptr);
+    ASSERT_TRUE(out);
+    EXPECT_TRUE(slurm.told.empty());
+    EXPECT_EQ(slurm.node_rpcs, 21);
+    EXPECT_EQ(time.slept.back(), 5000);  // backs off to 5 s
+}
+
+TEST(Watch, AsksForAQueuedRequestNobodyAskedFor) {
+    FakeSlurm slurm;
+    FakeTime time;
+    slurm.configuring["mid"] = {"9"};
+    // The watcher's poll and ask_queued's own read, then the host is asked and done.
+    slurm.cluster_at = [](int rpc) { return rpc <= 2 ? queued_host("ALLOCATED") : host("ALLOCATED", "", "IDLE+CLOUD+POWERED_DOWN"); };
+    auto out = watch_host(slurm, "big", 600s, time.pacing(), nullptr);
+    ASSERT_TRUE(out);
+    EXPECT_EQ(slurm.told, (std::vector<std::string>{"reboot ASAP nextstate=DOWN reason=xpart-reshape:mid big"}));
+}
+
+TEST(Watch, OneWatcherPerHost) {
+    FakeSlurm slurm;
+    FakeTime time;
+    FakeTurn taken;
+    taken.busy = 1;
+    auto out = watch_host(slurm, "big", 600s, time.pacing(), &taken);
+    ASSERT_TRUE(out);
+    EXPECT_EQ(slurm.node_rpcs, 0);
 }
 
 }  // namespace
