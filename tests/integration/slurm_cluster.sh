@@ -244,6 +244,8 @@ cluster_stop() {
     pkill -TERM -f "^slurmd .*-N ${XP_CLUSTER}" 2>/dev/null || true
     for _ in $(seq 50); do pgrep -f "^slurmd .*-N ${XP_CLUSTER}" >/dev/null || break; sleep 0.1; done
     pkill -KILL -f "^slurmd .*-N ${XP_CLUSTER}" 2>/dev/null || true
+    # The reshape flow's watchers (xpart-resume.sh's): they would end at their next poll.
+    pkill -TERM -f "reshape-request watch ${XP_CLUSTER}" 2>/dev/null || true
   fi
   for u in "${XP_USERS[@]}"; do
     pkill -KILL -u "$u" 2>/dev/null || true
