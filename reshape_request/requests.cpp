@@ -59,9 +59,19 @@ std::string withdraw(SlurmClient& slurm, const Request& request, const std::stri
 }  // namespace
 
 const SlurmNode* up_sibling(const std::vector<SlurmNode>& cluster, const std::string& group) {
+    const SlurmNode* up = nullptr;
     for (const auto& node : cluster)
-        if (node.group == group && !node.powered_down() && !node.has("POWERING_UP")) return &node;
-    return nullptr;
+        if (node.group == group && !node.powered_down() && !node.has("POWERING_UP")) {
+            up = &node;
+            break;
+        }
+    // A sibling that gave the host up for one that has registered since: the host is that
+    // one's (the RebootProgram powers the old one down a moment after the new slurmd starts).
+    if (up && asked(*up))
+        if (const SlurmNode* now = find_node(cluster, up->reshape_target);
+            now && now != up && now->group == group && !now->waiting_to_register())
+            return now;
+    return up;
 }
 
 Result<Outcome> resume(SlurmClient& slurm, const std::string& nodelist) {

@@ -38,7 +38,8 @@ std::vector<Request> pending_requests(const std::vector<SlurmNode>& cluster,
 Result<std::vector<std::string>> withdraw_unwanted(SlurmClient& slurm, const std::string& job,
                                                    const std::string& nodelist);
 
-// The host's up sibling in `group`: neither powered down nor powering up (nullptr: none).
+// The host's up sibling in `group`: neither powered down nor powering up (nullptr: none); once
+// the sibling it was asked for has registered, that one (the old is powered down next).
 const SlurmNode* up_sibling(const std::vector<SlurmNode>& cluster, const std::string& group);
 
 // What a hook did, one line per request, and whether every request it had to make was made.

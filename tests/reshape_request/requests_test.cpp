@@ -220,6 +220,32 @@ TEST(AskQueued, NothingWhileTheHostIsAskedOrNoJobWaits) {
     EXPECT_TRUE(out->lines.empty());
 }
 
+// Right after a reshape: `small` gave the host up for `big`, whose slurmd has registered, and
+// the RebootProgram has not powered `small` down yet. The host is big's: the PrologSlurmctld of
+// the job that waited for big asks big for the queued `mid` at once. (Taking small for the up
+// sibling, the hook used to see it asked and leave mid to the watcher, seconds later.)
+TEST(AskQueued, TheSiblingJustRegisteredIsTheHost) {
+    FakeSlurm slurm;
+    slurm.cluster =
+        "NodeName=small AvailableFeatures=xpart_host_h NodeHostName=h State=DOWN+DRAIN+REBOOT_ISSUED"
+        " Reason=xpart-reshape:big [slurm@2026-12-04T03:10:00]\n"
+        "NodeName=big AvailableFeatures=xpart_host_h NodeHostName=big State=MIXED+CLOUD\n"
+        "NodeName=mid AvailableFeatures=xpart_host_h NodeHostName=mid State=IDLE+CLOUD+POWERING_UP\n";
+    slurm.configuring["mid"] = {"31"};
+    auto out = ask_queued(slurm, {"big"});
+    ASSERT_TRUE(out);
+    EXPECT_EQ(slurm.told, (std::vector<std::string>{"reboot ASAP nextstate=DOWN reason=xpart-reshape:mid big"}));
+    // Until big registers, small is the host's and asked already: nothing is asked.
+    slurm.told.clear();
+    slurm.cluster = "NodeName=small AvailableFeatures=xpart_host_h NodeHostName=h State=IDLE+DRAIN+REBOOT_ISSUED"
+                    " Reason=xpart-reshape:big [slurm@2026-12-04T03:10:00]\n"
+                    "NodeName=big AvailableFeatures=xpart_host_h NodeHostName=big State=IDLE+CLOUD+POWERING_UP\n"
+                    "NodeName=mid AvailableFeatures=xpart_host_h NodeHostName=mid State=IDLE+CLOUD+POWERING_UP\n";
+    out = ask_queued(slurm, {"big"});
+    ASSERT_TRUE(out);
+    EXPECT_TRUE(slurm.told.empty());
+}
+
 TEST(Withdraw, TheQueuedRequestGoesOnceTheFirstIsWithdrawn) {
     FakeSlurm slurm;
     slurm.cluster = kRequested;
