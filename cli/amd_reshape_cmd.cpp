@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/discovery_args.hpp"
+#include "cli/slice_picture.hpp"
 #include "cli/exit_status.hpp"
 #include "libxpart/amd_partition.hpp"
 #include "libxpart/mig_geometry.hpp"
@@ -89,8 +90,13 @@ Result<std::size_t> amd_geometry(const GlobalOptions& global, int gpu, const Gpu
         if (json) continue;
         std::cout << "GPU " << g.index << "  " << g.model << "  " << g.pci_bus_id << "  " << g.uuid << "\n"
                   << "    now         " << now << " (" << g.partitions.size() << " x "
-                  << (types_now.empty() ? std::string("none") : types_now.front()) << ")\n"
-                  << "    " << (wanted.empty() ? "could take " : "would serve") << " "
+                  << (types_now.empty() ? std::string("none") : types_now.front()) << ")\n";
+        const AmdModel* model = find_amd_model(g.model);
+        if (model)
+            for (const auto& row : amd_picture("XCPs", model->total_xcc, amd_mode_partition_count(g.mode, *model),
+                                               g.memory_mode, true))
+                std::cout << row << "\n";
+        std::cout << "    " << (wanted.empty() ? "could take " : "would serve") << " "
                   << (!wanted.empty() && j["serves_now"].get<bool>() ? "(now: yes) " : "")
                   << (list.empty() ? "none" : list) << "\n";
     }

@@ -2,8 +2,8 @@
 // and the geometries it could take (the site's named ones from xpart.conf Geometry=, and each
 // profile alone); with --gres, only those that would serve the request.
 // `xpart reshape <geometry>` (root): reshapes GPUs to a named or written geometry through
-// libxpart/mig_reshape, then verifies the result by discovery, as slurmd would see it; a
-// result discovery does not confirm is undone.
+// libxpart/mig_reshape (reshape_and_verify: a result discovery, as slurmd would see it, does
+// not confirm is undone); --dry-run draws its plan (plan_reshape) and changes nothing.
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,11 +19,11 @@
 #include "cli/command.hpp"
 #include "cli/discovery_args.hpp"
 #include "cli/nvml_geometry.hpp"
+#include "cli/slice_picture.hpp"
 #include "libxpart/defaults.hpp"
 #include "libxpart/discovery.hpp"
 #include "libxpart/gpu_request.hpp"
 #include "libxpart/mig_reshape.hpp"
-#include "libxpart/nvidia_cap_nodes.hpp"
 #include "libxpart/nvidia_presence.hpp"
 #include "libxpart/text.hpp"
 #include "libxpart/xpart_conf.hpp"
@@ -44,6 +44,7 @@ struct GeometryArgs {
     std::string nvml_library;
     bool json = false;
     bool allow_reboot_class = false;
+    bool dry_run = false;
 };
 
 // `scontrol show <what> -o <id>`'s one line; `id` is checked first (letters, digits and
@@ -122,9 +123,11 @@ int run_geometry(const GeometryArgs& args, const GlobalOptions& global) {
         }
         const std::string now = g->instances.empty() ? "none" : format_mig_geometry(g->profile_names(), g->profiles);
         j["geometry"] = now;
+        j["memory_slices"] = mig_memory_slices(g->profiles);
         j["instances"] = nlohmann::json::array();
         for (const auto& inst : g->instances)
-            j["instances"].push_back({{"profile", inst.profile}, {"start", inst.start}, {"gi", inst.gi},
+            j["instances"].push_back({{"profile", inst.profile}, {"start", inst.start},
+                                      {"size", mig_instance_size(g->profiles, inst.profile)}, {"gi", inst.gi},
                                       {"compute_instances", inst.compute_instances}});
         j["profiles"] = nlohmann::json::array();
         for (const auto& p : g->profiles) {
@@ -146,7 +149,9 @@ int run_geometry(const GeometryArgs& args, const GlobalOptions& global) {
         std::cout << "GPU " << i << "  " << g->name << "  " << g->uuid << "  MIG on\n";
         std::cout << "    now         " << now;
         if (!g->instances.empty()) std::cout << "  (" << slot_list(*g) << ")";
-        std::cout << "\n    profiles   ";
+        std::cout << "\n";
+        for (const auto& row : mig_picture(*g)) std::cout << row << "\n";
+        std::cout << "    profiles   ";
         for (const auto& p : j["profiles"])
             std::cout << " " << p["name"].get<std::string>() << " x" << p["max"].get<unsigned>();
         std::cout << "\n    " << (wanted.empty() ? "could take " : "would serve") << " ";
@@ -180,17 +185,6 @@ Result<std::vector<std::string>> resolve_target(const std::string& target, const
     return names;
 }
 
-// The GPU as discovery (and so slurmd) sees it.
-Result<Gpu> discovered_gpu(const GlobalOptions& global, const std::string& lib, const std::string& uuid) {
-    DiscoveryOptions options = discovery_options(global, "nvidia", lib);
-    options.rdma_nics = false;
-    auto node = discover(options);
-    if (!node) return node.error();
-    for (const auto& gpu : node->gpus)
-        if (gpu.uuid == uuid) return gpu;
-    return Error{"discovery does not show " + uuid};
-}
-
 // The geometry each MIG GPU of `gpus` takes for a node's configured Gres (`scontrol show node`
 // line; the reshape flow: the sibling NodeName being resumed).
 Result<std::vector<std::string>> slurm_node_target(const std::string& node_line, const Nvml& n,
@@ -204,8 +198,36 @@ Result<std::vector<std::string>> slurm_node_target(const std::string& node_line,
     return node_gpu_geometry(node_line, mig);
 }
 
+// `xpart reshape --dry-run`: each MIG GPU's slices now and under the target, and whether the
+// reshape would be made; nothing changes. 0 when every GPU would take the target (or has it),
+// else 1 with a line for each that would refuse.
+int dry_run_reshape(const Nvml& n, const std::vector<unsigned>& gpus, const std::vector<std::string>& target,
+                    int one_gpu) {
+    int status = 0;
+    for (unsigned i : gpus) {
+        auto g = read_gpu_geometry(*n.session, *n.control, i);
+        if (!g) return fail("reshape", g.error().message);
+        if (!g->mig_capable && one_gpu < 0) continue;  // whole-node reshape: MIG GPUs only
+        auto plan = plan_reshape(*n.session, *n.control, i, target);
+        if (!plan) {
+            status = fail("reshape", plan.error().message);
+            continue;
+        }
+        std::cout << "GPU " << i << "  " << g->name << "  " << g->uuid << "\n";
+        for (const auto& row : mig_reshape_picture(*plan)) std::cout << row << "\n";
+        const std::string to = format_mig_geometry(target, g->profiles);
+        std::string refused = !plan->misfit.empty() ? plan->misfit
+                              : !plan->in_use.empty() ? plan->in_use + " (NVML_ERROR_IN_USE)" : "";
+        std::cout << "    dry run     "
+                  << (!refused.empty() ? "refused: " + refused : plan->already ? "already " + to : "would reshape to " + to)
+                  << "\n" << std::flush;
+        if (!refused.empty()) status = fail("reshape", "GPU " + std::to_string(i) + ": " + refused + " (dry run)");
+    }
+    return status;
+}
+
 int run_reshape(const GeometryArgs& args, const GlobalOptions& global) {
-    if (::geteuid() != 0)
+    if (::geteuid() != 0 && !args.dry_run)
         return fail("reshape", "must run as root: it changes the GPU under every job of the node");
     if (args.target.empty() == args.slurm_node.empty())
         return fail("reshape", "give a geometry or --slurm-node <NodeName>, one of them");
@@ -221,6 +243,7 @@ int run_reshape(const GeometryArgs& args, const GlobalOptions& global) {
     auto amd = args.target.empty() ? amd_slurm_node_target(global, args.slurm_node, *node_line)
                                    : parse_amd_target(named_target(args.target, *conf));
     if (!amd) return fail("reshape", amd.error().message);
+    if (*amd && args.dry_run) return fail("reshape", "--dry-run shows MIG geometries; `xpart geometry` shows AMD modes");
     if (*amd) return run_amd_reshape(global, args.gpu, **amd, args.allow_reboot_class);
     if (!target) return fail("reshape", target.error().message);
     const std::string lib = args.nvml_library.empty() ? conf->nvml_library : args.nvml_library;
@@ -232,39 +255,22 @@ int run_reshape(const GeometryArgs& args, const GlobalOptions& global) {
         target = slurm_node_target(*node_line, *n, *gpus);
         if (!target) return fail("reshape", target.error().message);
     }
+    if (args.dry_run) return dry_run_reshape(*n, *gpus, *target, args.gpu);
     int status = 0;
     for (unsigned i : *gpus) {
         auto before = read_gpu_geometry(*n->session, *n->control, i);
         if (!before) return fail("reshape", before.error().message);
         if (!before->mig_capable && args.gpu < 0) continue;  // whole-node reshape: MIG GPUs only
         const auto t0 = std::chrono::steady_clock::now();
-        auto out = reshape_gpu(*n->session, *n->control, i, *target);
+        auto out = reshape_and_verify(*n->session, *n->control, i, *target, discovery_options(global, "nvidia", lib));
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         if (!out) {
             status = fail("reshape", out.error().message);
             continue;
         }
-        const std::string from = before->instances.empty() ? "none" : format_mig_geometry(before->profile_names(), before->profiles);
-        const std::string to = format_mig_geometry(*target, before->profiles);
-        auto seen = discovered_gpu(global, lib, before->uuid);
-        std::vector<std::string> want = *target;
-        std::sort(want.begin(), want.end());
-        const std::vector<std::string> got = seen ? partition_types(*seen) : std::vector<std::string>();
-        Result<unsigned> made = 0u;
-        if (seen && want == got) made = make_missing_cap_nodes(discovery_options(global, "nvidia", lib).root, *seen);
-        if (!seen || want != got || !made) {
-            const std::string why = !seen ? seen.error().message
-                                    : want != got ? "discovery shows " + (got.empty() ? std::string("no partition")
-                                                                                      : format_mig_geometry(got, before->profiles))
-                                                  : made.error().message;
-            const Status undo = put_back(*n->session, *n->control, *before);
-            status = fail("reshape", "GPU " + std::to_string(i) + ": reshaped to " + to + " but " + why +
-                                         (undo ? "; put back " + from : "; putting back " + from + " failed: " + undo.error().message));
-            continue;
-        }
-        std::printf("GPU %u: %s -> %s %s in %.2f s (discovery: %zu partitions", i, from.c_str(), to.c_str(),
-                    out->changed ? "reshaped" : "already", secs, got.size());
-        if (*made) std::printf(", %u device nodes made", *made);
+        std::printf("GPU %u: %s -> %s %s in %.2f s (discovery: %zu partitions", i, out->from.c_str(), out->to.c_str(),
+                    out->changed ? "reshaped" : "already", secs, out->partitions);
+        if (out->nodes_made) std::printf(", %u device nodes made", out->nodes_made);
         std::printf(")\n");
     }
     return status;
@@ -304,6 +310,9 @@ void add_reshape_command(CLI::App& app, const GlobalOptions& global, Runner& run
     cmd->add_flag("--allow-reboot-class", args->allow_reboot_class,
                   "AMD: write a memory partition (NPS) change the mode needs; amdgpu applies it when it loads again "
                   "(exit status 6: reboot, then reshape again)");
+    cmd->add_flag("--dry-run", args->dry_run,
+                  "MIG: draw each GPU's memory slices now and under the geometry, say whether the reshape would be "
+                  "made or why not (exit status 1), change nothing; needs no root");
     add_common(cmd, *args);
     cmd->callback([args, &global, &run] { run = [args, &global] { return run_reshape(*args, global); }; });
 }

@@ -1,6 +1,7 @@
 #include "libxpart/mig_geometry.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "libxpart/text.hpp"
 
@@ -131,6 +132,46 @@ Result<std::vector<MigSlot>> plan_mig_geometry(const std::vector<nvml::GiProfile
         return Error{format_mig_geometry(names, profiles) +
                      " does not fit: no placement set keeps the instances' memory slices apart"};
     return out;
+}
+
+MigPartialPlan place_what_fits(const std::vector<nvml::GiProfile>& profiles,
+                               const std::vector<std::string>& names) {
+    std::vector<const nvml::GiProfile*> order;
+    MigPartialPlan out;
+    for (const auto& n : names) {
+        if (const auto* p = find(profiles, n)) order.push_back(p);
+        else out.left.push_back(n);
+    }
+    std::stable_sort(order.begin(), order.end(), larger);
+    std::size_t fit = order.size();
+    for (;; --fit) {
+        std::vector<const nvml::GiProfile*> head(order.begin(), order.begin() + static_cast<long>(fit));
+        unsigned slices = 0;
+        std::map<const nvml::GiProfile*, unsigned> counts;
+        bool counted = true;
+        for (const auto* p : head) {
+            slices += p->slices;
+            counted = counted && ++counts[p] <= p->max_count;
+        }
+        out.placed.clear();
+        if (counted && slices <= kMaxComputeSlices && place(head, 0, 0, out.placed)) break;
+    }
+    std::vector<std::string> rest;
+    for (std::size_t i = fit; i < order.size(); ++i) rest.push_back(order[i]->name);
+    out.left.insert(out.left.begin(), rest.begin(), rest.end());
+    return out;
+}
+
+unsigned mig_memory_slices(const std::vector<nvml::GiProfile>& profiles) {
+    unsigned end = 0;
+    for (const auto& p : profiles)
+        for (const auto& pl : p.placements) end = std::max(end, pl.start + pl.size);
+    return end;
+}
+
+unsigned mig_instance_size(const std::vector<nvml::GiProfile>& profiles, const std::string& name) {
+    const auto* p = find(profiles, name);
+    return p ? memory_size(*p) : 0;
 }
 
 std::vector<std::vector<std::string>> uniform_mig_geometries(

@@ -34,6 +34,22 @@ struct MigSlot {
 Result<std::vector<MigSlot>> plan_mig_geometry(const std::vector<nvml::GiProfile>& profiles,
                                                const std::vector<std::string>& names);
 
+// What of `names` an empty GPU holds when not all of it fits (plan_mig_geometry's refusal):
+// the longest run of its instances, largest first, that one placement set keeps apart
+// (`placed`), and the rest (`left`, largest first; names that are no profile of the GPU too).
+struct MigPartialPlan {
+    std::vector<MigSlot> placed;
+    std::vector<std::string> left;
+};
+MigPartialPlan place_what_fits(const std::vector<nvml::GiProfile>& profiles,
+                               const std::vector<std::string>& names);
+
+// The memory slices the GPU's instances are placed on (8 on an A100 or H100): where its
+// furthest placement ends.
+unsigned mig_memory_slices(const std::vector<nvml::GiProfile>& profiles);
+// The memory slices an instance of `name` takes; 0 when it is no profile of the GPU.
+unsigned mig_instance_size(const std::vector<nvml::GiProfile>& profiles, const std::string& name);
+
 // The geometries a GPU could take that a site has not named: each profile alone, as many
 // as fit ("7x1g.10gb", "3x2g.20gb", ..., "7g.80gb"), +me variants left out.
 std::vector<std::vector<std::string>> uniform_mig_geometries(

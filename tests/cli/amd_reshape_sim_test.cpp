@@ -157,6 +157,9 @@ TEST_F(AmdReshapeSim, GeometryListsTheModesAndWhatServesAJob) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "GPU 0  MI300X  " + kBdf + "  GPU-e3aa140f9a5f9e31\n"
                      "    now         SPX.NPS1 (1 x spx)\n"
+                     "    XCDs        0         1         2         3         4         5         6         7\n"
+                     "    XCPs        [xcp 0" + std::string(73, ' ') + "]\n"
+                     "    memory      [NPS1" + std::string(74, ' ') + "]\n"
                      "    could take  SPX.NPS1 (1 x spx), DPX.NPS1 (2 x dpx), QPX.NPS1 (4 x qpx), CPX.NPS1 (8 x cpx), "
                      "QPX.NPS4 (4 x qpx, reboot), CPX.NPS4 (8 x cpx, reboot)\n");
     r = xpart({"geometry", "--gres", "gpu:qpx:3", "--json"});

@@ -301,6 +301,61 @@ TEST_F(ReshapeSim, GeometryListsWhatWouldServeAJob) {
     EXPECT_EQ(r.err, "xpart geometry: --job '12;rm': expected a job id (digits, or <job>_<task>)\n");
 }
 
+// `reshape --dry-run` draws the slices now and under the target and changes nothing: a target
+// that fits says it would reshape (exit 0), one that does not shows what of it would fit and
+// where the rest may start, a process on the GPU refuses it (exit 1, one line each).
+TEST_F(ReshapeSim, DryRunDrawsThePlanAndChangesNothing) {
+    build("h100-80gb");
+    ASSERT_EQ(xpart({"reshape", "7x1g.10gb"}).exit_code, 0);  // the fake's state, seven 1g at 0-6
+    const auto before = uuids(discover());
+    auto r = xpart({"reshape", "--dry-run", "2x3g.40gb"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto rows = lines_of(r.out);
+    ASSERT_EQ(rows.size(), 5u) << r.out;
+    EXPECT_EQ(rows[0].rfind("GPU 0  ", 0), 0u) << r.out;
+    EXPECT_EQ(rows[1], "    slices      0         1         2         3         4         5         6         7");
+    std::string placed = "    placed      ";
+    for (int i = 0; i < 7; ++i) placed += "[1g.10gb ]";
+    EXPECT_EQ(rows[2], placed + "    .");
+    const std::string g3 = "[3g.40gb" + std::string(31, ' ') + "]";
+    EXPECT_EQ(rows[3], "    target      " + g3 + g3);
+    EXPECT_EQ(rows[4], "    dry run     would reshape to 2x3g.40gb");
+    EXPECT_EQ(uuids(discover()), before);
+
+    r = xpart({"reshape", "--dry-run", "2x3g.40gb+1g.10gb"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.out.find("    target      " + g3 + g3 + "\n    no place    1g.10gb (1 slice, may start at 0-6)\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.err, "xpart reshape: GPU 0: 2x3g.40gb+1g.10gb does not fit: no placement set keeps the instances' "
+                     "memory slices apart (dry run)\n");
+
+    r = xpart({"reshape", "--dry-run", "7x1g.10gb"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("    dry run     already 7x1g.10gb\n"), std::string::npos) << r.out;
+
+    // A process on GPU instance 7: refused, whatever the target.
+    struct Held {
+        pid_t pid = ::fork();
+        ~Held() {
+            if (pid > 0) ::kill(pid, SIGKILL), ::waitpid(pid, nullptr, 0);
+        }
+    } held;
+    if (held.pid == 0) {
+        ::pause();
+        ::_exit(0);
+    }
+    ASSERT_GT(held.pid, 0);
+    hold(held.pid, 7);
+    r = xpart({"reshape", "--dry-run", "7g.80gb"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.out.find("    dry run     refused: 1 process runs on it (pid " + std::to_string(held.pid) +
+                         " in GPU instance 7) (NVML_ERROR_IN_USE)\n"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(uuids(discover()), before);
+}
+
 // Every GPU of an eight-GPU A100 node, in one command, the A100 40GB's profile names.
 TEST_F(ReshapeSim, WholeNodeReshape) {
     build("a100-guide");

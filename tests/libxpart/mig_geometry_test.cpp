@@ -7,31 +7,13 @@
 
 #include "libxpart/mig_geometry.hpp"
 #include "libxpart/xpart_conf.hpp"
+#include "tests/fixtures/h100_mig_profiles.hpp"
 
 namespace xpart {
 namespace {
 
-using nvml::GiPlacement;
-using nvml::GiProfile;
-
-std::vector<GiPlacement> at(std::initializer_list<unsigned> starts, unsigned size) {
-    std::vector<GiPlacement> v;
-    for (unsigned s : starts) v.push_back({s, size});
-    return v;
-}
-
 // nvidia-smi mig -lgip / -lgipp of the H100 80GB HBM3, driver 580.159.04.
-std::vector<GiProfile> h100() {
-    return {
-        {0, 19, "1g.10gb", 1, 7, 9984, at({0, 1, 2, 3, 4, 5, 6}, 1)},
-        {1, 14, "2g.20gb", 2, 3, 20096, at({0, 2, 4}, 2)},
-        {2, 9, "3g.40gb", 3, 2, 40448, at({0, 4}, 4)},
-        {3, 5, "4g.40gb", 4, 1, 40448, at({0}, 4)},
-        {4, 0, "7g.80gb", 7, 1, 81152, at({0}, 8)},
-        {7, 20, "1g.10gb+me", 1, 1, 9984, at({0, 1, 2, 3, 4, 5, 6}, 1)},
-        {9, 15, "1g.20gb", 1, 4, 20096, at({0, 2, 4, 6}, 2)},
-    };
-}
+std::vector<nvml::GiProfile> h100() { return fixtures::h100_mig_profiles(); }
 
 struct PlanCase {
     const char* geometry;
@@ -75,6 +57,42 @@ INSTANTIATE_TEST_SUITE_P(
                  "slices apart"},
         PlanCase{"5g.50gb", "'5g.50gb' is not a profile of this GPU (it has 1g.10gb, 2g.20gb, "
                             "3g.40gb, 4g.40gb, 7g.80gb, 1g.10gb+me, 1g.20gb)"}));
+
+struct PartialCase {
+    const char* geometry;
+    const char* placed;
+    std::vector<std::string> left;
+};
+
+class Partial : public ::testing::TestWithParam<PartialCase> {};
+
+// What a refused geometry's picture shows: the most of it one placement set holds.
+TEST_P(Partial, PlacesWhatFitsAndNamesTheRest) {
+    auto names = parse_mig_geometry(GetParam().geometry);
+    ASSERT_TRUE(names) << names.error().message;
+    auto plan = place_what_fits(h100(), *names);
+    EXPECT_EQ(placed(plan.placed), GetParam().placed);
+    EXPECT_EQ(plan.left, GetParam().left);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    H100, Partial,
+    ::testing::Values(
+        PartialCase{"7x1g.10gb", "1g.10gb@0 1g.10gb@1 1g.10gb@2 1g.10gb@3 1g.10gb@4 1g.10gb@5 1g.10gb@6", {}},
+        PartialCase{"2x3g.40gb+1g.10gb", "3g.40gb@0 3g.40gb@4", {"1g.10gb"}},
+        PartialCase{"7g.80gb+1g.10gb", "7g.80gb@0", {"1g.10gb"}},
+        PartialCase{"3x3g.40gb", "3g.40gb@0 3g.40gb@4", {"3g.40gb"}},
+        PartialCase{"2x1g.10gb+me", "1g.10gb+me@0", {"1g.10gb+me"}},
+        PartialCase{"4g.40gb+2x3g.40gb", "4g.40gb@0 3g.40gb@4", {"3g.40gb"}},
+        PartialCase{"5g.50gb+1g.10gb", "1g.10gb@0", {"5g.50gb"}}));
+
+TEST(Geometry, MemorySlicesOfTheGpuAndEachInstance) {
+    EXPECT_EQ(mig_memory_slices(h100()), 8u);
+    EXPECT_EQ(mig_instance_size(h100(), "3g.40gb"), 4u);
+    EXPECT_EQ(mig_instance_size(h100(), "1g.20gb"), 2u);
+    EXPECT_EQ(mig_instance_size(h100(), "5g.50gb"), 0u);
+    EXPECT_EQ(mig_memory_slices({}), 0u);
+}
 
 TEST(Geometry, ParseAndFormatRoundTrip) {
     for (const char* text : {"3g.40gb+2g.20gb+2x1g.10gb", "7x1g.10gb", "1g.10gb+me+6x1g.10gb", "7g.80gb"}) {
