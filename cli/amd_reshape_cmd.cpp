@@ -5,8 +5,8 @@
 #include <iostream>
 
 #include "cli/discovery_args.hpp"
-#include "cli/slice_picture.hpp"
 #include "cli/exit_status.hpp"
+#include "cli/slice_picture.hpp"
 #include "libxpart/amd_partition.hpp"
 #include "libxpart/mig_geometry.hpp"
 
@@ -101,6 +101,43 @@ Result<std::size_t> amd_geometry(const GlobalOptions& global, int gpu, const Gpu
                   << (list.empty() ? "none" : list) << "\n";
     }
     return gpus->size();
+}
+
+int dry_run_amd_reshape(const GlobalOptions& global, int gpu, const AmdTarget& target, bool allow_reboot_class) {
+    auto gpus = amd_gpus(global, gpu);
+    if (!gpus) return fail("reshape", gpus.error().message);
+    if (gpus->empty()) return fail("reshape", "this node has no partitionable AMD GPU for " + target.text());
+    const DiscoveryOptions options = discovery_options(global, "amd", "");
+    AmdReshapeOptions how;
+    how.allow_reboot_class = allow_reboot_class;
+    int status = kExitOk;
+    for (const auto& g : *gpus) {
+        auto plan = plan_amd_reshape(options, g.pci_bus_id, target, how);
+        if (!plan) {
+            status = fail("reshape", plan.error().message);
+            continue;
+        }
+        const AmdModel* model = find_amd_model(g.model);
+        std::cout << "GPU " << g.index << "  " << g.model << "  " << g.pci_bus_id << "  " << g.uuid << "\n";
+        if (model)
+            for (const auto& row : amd_picture("XCPs", plan->xccs, amd_mode_partition_count(g.mode, *model),
+                                               g.memory_mode, true))
+                std::cout << row << "\n";
+        for (const auto& row : amd_picture("target", plan->xccs, plan->partitions, plan->memory, false))
+            std::cout << row << "\n";
+        const std::string label = "GPU " + g.pci_bus_id + ": ";
+        std::string verdict = "would reshape to " + target.text();
+        if (!plan->refused.empty())
+            verdict = "refused: " + (plan->refused.rfind(label, 0) == 0 ? plan->refused.substr(label.size()) : plan->refused);
+        else if (plan->reboot_class)
+            verdict = "would write " + plan->memory + " (amdgpu applies it when it loads again: reboot, then reshape to " +
+                      target.text() + ")";
+        else if (plan->already)
+            verdict = "already " + target.text();
+        std::cout << "    dry run     " << verdict << "\n" << std::flush;
+        if (!plan->refused.empty()) status = fail("reshape", plan->refused + " (dry run)");
+    }
+    return status;
 }
 
 int run_amd_reshape(const GlobalOptions& global, int gpu, const AmdTarget& target, bool allow_reboot_class) {

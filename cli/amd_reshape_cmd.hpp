@@ -26,6 +26,11 @@ Result<std::optional<AmdTarget>> amd_slurm_node_target(const GlobalOptions& glob
 Result<std::size_t> amd_geometry(const GlobalOptions& global, int gpu, const GpuRequest& wanted,
                                  AmdTypeNaming naming, bool json, nlohmann::json& doc);
 
+// `xpart reshape --dry-run` with a mode: each GPU's XCPs and memory partitions now and under the
+// target, and whether the switch would be made (plan_amd_reshape); nothing is written. Exit
+// status 0 when every GPU would take it, 1 with one line for each that would refuse.
+int dry_run_amd_reshape(const GlobalOptions& global, int gpu, const AmdTarget& target, bool allow_reboot_class);
+
 // Exit status: 0 done (or already so); 1 refused or failed, one line each; 3 a memory partition
 // change was written, which amdgpu applies when it loads again: reboot, then reshape again.
 int run_amd_reshape(const GlobalOptions& global, int gpu, const AmdTarget& target, bool allow_reboot_class);

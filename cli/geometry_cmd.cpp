@@ -243,7 +243,7 @@ int run_reshape(const GeometryArgs& args, const GlobalOptions& global) {
     auto amd = args.target.empty() ? amd_slurm_node_target(global, args.slurm_node, *node_line)
                                    : parse_amd_target(named_target(args.target, *conf));
     if (!amd) return fail("reshape", amd.error().message);
-    if (*amd && args.dry_run) return fail("reshape", "--dry-run shows MIG geometries; `xpart geometry` shows AMD modes");
+    if (*amd && args.dry_run) return dry_run_amd_reshape(global, args.gpu, **amd, args.allow_reboot_class);
     if (*amd) return run_amd_reshape(global, args.gpu, **amd, args.allow_reboot_class);
     if (!target) return fail("reshape", target.error().message);
     const std::string lib = args.nvml_library.empty() ? conf->nvml_library : args.nvml_library;
@@ -311,8 +311,8 @@ void add_reshape_command(CLI::App& app, const GlobalOptions& global, Runner& run
                   "AMD: write a memory partition (NPS) change the mode needs; amdgpu applies it when it loads again "
                   "(exit status 6: reboot, then reshape again)");
     cmd->add_flag("--dry-run", args->dry_run,
-                  "MIG: draw each GPU's memory slices now and under the geometry, say whether the reshape would be "
-                  "made or why not (exit status 1), change nothing; needs no root");
+                  "draw each GPU's slices (MIG) or XCPs (AMD) now and under the target, say whether the reshape would "
+                  "be made or why not (exit status 1), change nothing; needs no root");
     add_common(cmd, *args);
     cmd->callback([args, &global, &run] { run = [args, &global] { return run_reshape(*args, global); }; });
 }

@@ -192,22 +192,31 @@ Result<std::vector<AmdModeOption>> amd_mode_options(const RootFs& root, const Gp
     return out;
 }
 
-Result<AmdReshapeOutcome> reshape_amd_gpu(const DiscoveryOptions& discovery, const std::string& pci_bus_id,
-                                          const AmdTarget& target, const AmdReshapeOptions& options) {
+namespace {
+
+DiscoveryOptions amd_only(const DiscoveryOptions& discovery) {
     DiscoveryOptions o = discovery;
     o.nvidia = false;
     o.amd = true;
     o.rdma_nics = false;
+    return o;
+}
+
+// plan_amd_reshape on what discovery showed (`now`).
+Result<AmdReshapePlan> plan_from(const DiscoveryOptions& o, const Seen& now, const std::string& pci_bus_id,
+                                 const AmdTarget& target, const AmdReshapeOptions& options) {
     const RootFs& root = o.root;
     const std::string label = "GPU " + pci_bus_id;
     const std::string want = mode_word(target.mode);
-
-    Seen now = look(o, pci_bus_id);
     if (!now.node) return now.node.error();
     if (!now.gpu) return Error{label + ": " + now.describe(pci_bus_id)};
-    const Gpu& gpu = *now.gpu;
+    AmdReshapePlan plan;
+    plan.gpu = *now.gpu;
+    const Gpu& gpu = plan.gpu;
     const AmdModel* model = find_amd_model(gpu.model);
     if (!model || !model->partitionable) return Error{label + " (" + gpu.model + ") has no compute partitions"};
+    plan.xccs = model->total_xcc;
+    plan.partitions = amd_mode_partition_count(target.mode, *model);
     const std::string pci_dir = "/sys/bus/pci/devices/" + pci_bus_id;
     if (!root.exists(pci_dir + "/current_compute_partition"))
         return Error{label + ": no " + root.host_path(pci_dir + "/current_compute_partition") +
@@ -215,12 +224,10 @@ Result<AmdReshapeOutcome> reshape_amd_gpu(const DiscoveryOptions& discovery, con
     auto available = root.read(pci_dir + "/available_compute_partition");
     if (!available) return available.error();
     const auto modes = word_list(*available);
-    if (std::find(modes.begin(), modes.end(), want) == modes.end())
-        return Error{label + ": " + want + " is not one of the modes amdgpu offers (" + trim(*available) + "): not reshaped"};
-
-    AmdReshapeOutcome out;
-    out.before = gpu.mode;
-    out.memory_before = gpu.memory_mode;
+    if (std::find(modes.begin(), modes.end(), want) == modes.end()) {
+        plan.refused = label + ": " + want + " is not one of the modes amdgpu offers (" + trim(*available) + "): not reshaped";
+        return plan;
+    }
     // The memory partition the target needs: the one asked for, else the GPU's own if it
     // serves, else the first the driver offers that does.
     std::string memory = target.memory_mode;
@@ -231,32 +238,68 @@ Result<AmdReshapeOutcome> reshape_amd_gpu(const DiscoveryOptions& discovery, con
                 memory = nps;
                 break;
             }
-        if (memory.empty()) return Error{label + ": no memory partition of it serves " + want + ": not reshaped"};
+        if (memory.empty()) {
+            plan.refused = label + ": no memory partition of it serves " + want + ": not reshaped";
+            return plan;
+        }
     } else if (!amd_mode_fits_memory(target.mode, *model, memory)) {
-        return Error{label + ": " + want + " does not fit in " + memory + " (each partition lies in one of its " +
-                     std::to_string(nps_count(memory)) + " memory partitions): not reshaped"};
+        plan.refused = label + ": " + want + " does not fit in " + memory + " (each partition lies in one of its " +
+                       std::to_string(nps_count(memory)) + " memory partitions): not reshaped";
+        return plan;
     }
-    if (!memory.empty() && memory != gpu.memory_mode) {
-        if (!options.allow_reboot_class)
-            return Error{label + ": " + want + " needs " + memory + ", the GPU is in " +
-                         (gpu.memory_mode.empty() ? std::string("an unknown memory partition") : gpu.memory_mode) +
-                         ": a memory partition change takes effect only when amdgpu loads again (reboot class): "
-                         "not reshaped"};
-        if (auto st = refuse_if_held(root, gpu, label); !st) return st.error();
-        if (auto st = write_attribute(root, pci_dir + "/current_memory_partition", memory); !st)
-            return Error{label + ": " + memory + ": " + st.error().message + ": not changed"};
+    plan.memory = memory.empty() ? gpu.memory_mode : memory;
+    plan.reboot_class = !memory.empty() && memory != gpu.memory_mode;
+    if (plan.reboot_class && !options.allow_reboot_class) {
+        plan.refused = label + ": " + want + " needs " + memory + ", the GPU is in " +
+                       (gpu.memory_mode.empty() ? std::string("an unknown memory partition") : gpu.memory_mode) +
+                       ": a memory partition change takes effect only when amdgpu loads again (reboot class): "
+                       "not reshaped";
+        return plan;
+    }
+    plan.already = !plan.reboot_class && gpu.mode == target.mode && now.complete;
+    if (plan.already) return plan;
+    if (auto st = refuse_if_held(root, gpu, label); !st) plan.refused = st.error().message;
+    return plan;
+}
+
+}  // namespace
+
+Result<AmdReshapePlan> plan_amd_reshape(const DiscoveryOptions& discovery, const std::string& pci_bus_id,
+                                        const AmdTarget& target, const AmdReshapeOptions& options) {
+    const DiscoveryOptions o = amd_only(discovery);
+    return plan_from(o, look(o, pci_bus_id), pci_bus_id, target, options);
+}
+
+Result<AmdReshapeOutcome> reshape_amd_gpu(const DiscoveryOptions& discovery, const std::string& pci_bus_id,
+                                          const AmdTarget& target, const AmdReshapeOptions& options) {
+    const DiscoveryOptions o = amd_only(discovery);
+    const RootFs& root = o.root;
+    const std::string label = "GPU " + pci_bus_id;
+    const std::string want = mode_word(target.mode);
+    const std::string pci_dir = "/sys/bus/pci/devices/" + pci_bus_id;
+
+    Seen now = look(o, pci_bus_id);
+    auto plan = plan_from(o, now, pci_bus_id, target, options);
+    if (!plan) return plan.error();
+    if (!plan->refused.empty()) return Error{plan->refused};
+    const Gpu& gpu = plan->gpu;
+    AmdReshapeOutcome out;
+    out.before = gpu.mode;
+    out.memory_before = gpu.memory_mode;
+    if (plan->reboot_class) {
+        if (auto st = write_attribute(root, pci_dir + "/current_memory_partition", plan->memory); !st)
+            return Error{label + ": " + plan->memory + ": " + st.error().message + ": not changed"};
         out.after = gpu.mode;
-        out.memory_after = memory;
+        out.memory_after = plan->memory;
         out.partitions = gpu.partitions.size();
         out.reboot_needed = true;
         return out;
     }
-    if (gpu.mode == target.mode && now.complete) {
+    if (plan->already) {
         out.after = gpu.mode;
         out.partitions = gpu.partitions.size();
         return out;
     }
-    if (auto st = refuse_if_held(root, gpu, label); !st) return st.error();
     const std::string generation = now.generation;
     if (auto st = write_attribute(root, pci_dir + "/current_compute_partition", want); !st)
         return Error{label + ": amdgpu refused " + want + ": " + st.error().message + ": not reshaped"};

@@ -62,6 +62,21 @@ struct AmdReshapeOptions {
     std::chrono::milliseconds settle{10000};  // how long discovery may take to show the new mode
 };
 
+// What reshape_amd_gpu would do, decided before anything is written (its first step, and what
+// `xpart reshape --dry-run` draws). Refusals are the very lines reshape_amd_gpu returns.
+struct AmdReshapePlan {
+    Gpu gpu;                    // as discovery shows it now
+    unsigned xccs = 0;          // the GPU's XCDs (its model's)
+    unsigned partitions = 0;    // what the target mode makes of it
+    std::string memory;         // the memory partition the target runs in ("": the GPU's, unknown)
+    bool reboot_class = false;  // a memory partition change, applied when amdgpu loads again
+    bool already = false;       // in the target mode now, every partition there
+    std::string refused;        // why it would not be made; "" when it would
+};
+// Error when the GPU cannot be read or has no compute partitions (reshape_amd_gpu's errors too).
+Result<AmdReshapePlan> plan_amd_reshape(const DiscoveryOptions& discovery, const std::string& pci_bus_id,
+                                        const AmdTarget& target, const AmdReshapeOptions& options);
+
 // Error when refused ("GPU 0000:05:00.0: 1 KFD process holds it (pid 505): not reshaped", a
 // mode its memory partition or the driver does not offer), or when discovery did not confirm
 // the new mode: then the message says whether the old one was put back.

@@ -135,6 +135,48 @@ TEST_F(AmdReshapeSim, RefusedWhileAKfdProcessHoldsTheGpuThenDone) {
     EXPECT_EQ(layout().first, "cpx:8");
 }
 
+// `reshape --dry-run` with a mode: the XCPs and memory partitions now and under the target,
+// the verdict reshape would reach, and nothing written.
+TEST_F(AmdReshapeSim, DryRunDrawsTheTargetModeAndWritesNothing) {
+    auto r = xpart({"reshape", "--dry-run", "dpx"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string half = std::string(40 - 7, ' ');
+    EXPECT_EQ(r.out, "GPU 0  MI300X  " + kBdf + "  GPU-e3aa140f9a5f9e31\n"
+                     "    XCDs        0         1         2         3         4         5         6         7\n"
+                     "    XCPs        [xcp 0" + std::string(73, ' ') + "]\n"
+                     "    memory      [NPS1" + std::string(74, ' ') + "]\n"
+                     "    target      [xcp 0" + half + "][xcp 1" + half + "]\n"
+                     "    memory      [NPS1" + std::string(74, ' ') + "]\n"
+                     "    dry run     would reshape to DPX\n");
+    r = xpart({"reshape", "--dry-run", "cpx.nps4"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.out.find("    dry run     refused: CPX needs NPS4, the GPU is in NPS1: a memory partition change"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.err, "xpart reshape: GPU " + kBdf + ": CPX needs NPS4, the GPU is in NPS1: a memory partition change "
+                     "takes effect only when amdgpu loads again (reboot class): not reshaped (dry run)\n");
+    r = xpart({"reshape", "--dry-run", "--allow-reboot-class", "cpx.nps4"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("    memory      [nps 0             ][nps 1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("    dry run     would write NPS4 (amdgpu applies it when it loads again: reboot, then "
+                         "reshape to CPX.NPS4)\n"),
+              std::string::npos)
+        << r.out;
+    {
+        ReadyProcess holder({build_dir() + "/xpart-sim", "kfd-hold", root_, kBdf});
+        ASSERT_TRUE(holder.ready());
+        r = xpart({"reshape", "--dry-run", "cpx"});
+        EXPECT_EQ(r.exit_code, 1);
+        EXPECT_NE(r.out.find("    dry run     refused: 1 KFD process holds it (pid " + std::to_string(holder.pid()) +
+                             "): not reshaped (EBUSY)\n"),
+                  std::string::npos)
+            << r.out;
+    }
+    const std::string memory = root_ + "/sys/bus/pci/devices/" + kBdf + "/current_memory_partition";
+    EXPECT_EQ(read_text(memory), "NPS1\n");
+    EXPECT_EQ(layout().first, "spx:1");
+}
+
 TEST_F(AmdReshapeSim, MemoryPartitionChangeIsRebootClass) {
     auto r = xpart({"reshape", "cpx.nps4"});
     EXPECT_EQ(r.exit_code, 1);
