@@ -4,6 +4,7 @@
 #include "binding/node_source.hpp"
 #include "cgroup/capability.hpp"
 #include "libxpart/text.hpp"
+#include "libxpart/visibility.hpp"
 #include "mps/root/rank_mps_config.hpp"
 
 namespace xpart::launch {
@@ -66,7 +67,7 @@ Result<LaunchSession> LaunchSession::begin(const LaunchOptions& o, const RootFs&
         auto pinned = pin_within_allocation(0, me.cpus);
         if (!pinned) return pinned.error();
         if (*pinned)
-            s.env_["XPART_CPUS"] = format_cpu_list(me.cpus);
+            apply_changes(s.env_, placement_visibility({me.cpus, std::nullopt, std::nullopt}));
         else
             s.warnings_.push_back("--bind=closest: none of CPUs " + format_cpu_list(me.cpus) +
                                   " near the rank's partition is in its allocation; left as it was");

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "libxpart/text.hpp"
+
 namespace xpart {
 
 std::vector<std::optional<std::size_t>> rocm_numbers(const std::vector<int>& kfd_order,
@@ -49,6 +51,21 @@ std::vector<EnvChange> bind_nothing_visibility() {
     return {{"CUDA_VISIBLE_DEVICES", std::string(kBindNothing)},
             {"ROCR_VISIBLE_DEVICES", std::string(kBindNothing)},
             {"GPU_DEVICE_ORDINAL", std::string(kBindNothing)}};
+}
+
+std::vector<EnvChange> withheld_visibility() {
+    auto out = bind_nothing_visibility();
+    out.push_back({"XPART_PARTITION", std::nullopt});
+    out.push_back({"SLURM_STEP_GPUS", std::nullopt});
+    return out;
+}
+
+std::vector<EnvChange> placement_visibility(const TaskPlacement& placement) {
+    std::vector<EnvChange> out;
+    if (placement.step_gpu) out.push_back({"SLURM_STEP_GPUS", *placement.step_gpu});
+    if (placement.step_gpus) out.push_back({"XPART_STEP_GPUS", *placement.step_gpus});
+    if (!placement.cpus.empty()) out.push_back({"XPART_CPUS", format_cpu_list(placement.cpus)});
+    return out;
 }
 
 std::vector<EnvChange> rank_visibility(const Gpu& gpu, const Partition& part,

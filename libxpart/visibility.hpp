@@ -53,6 +53,21 @@ std::vector<EnvChange> list_visibility(const std::vector<ListedDevice>& devices,
 // The same variables when the allocation cannot be bound: every one binds nothing.
 std::vector<EnvChange> bind_nothing_visibility();
 
+// A task that Slurm's own per-task binding (--gpu-bind, --gpus-per-task) left none of the
+// step's partitions: every list binds nothing, and no XPART_PARTITION or SLURM_STEP_GPUS
+// names one it cannot open.
+std::vector<EnvChange> withheld_visibility();
+
+// What a bound task or rank is told of its place beside rank_visibility's variables: XPART_CPUS
+// the CPUs near its partition; in a Slurm step SLURM_STEP_GPUS its own gres record index and
+// XPART_STEP_GPUS the whole step's on the node. What is not known is left as it is.
+struct TaskPlacement {
+    std::vector<unsigned> cpus;
+    std::optional<std::string> step_gpu;   // the task's record index
+    std::optional<std::string> step_gpus;  // the step's SLURM_STEP_GPUS
+};
+std::vector<EnvChange> placement_visibility(const TaskPlacement& placement);
+
 // One rank (or task) given one partition. NVIDIA: CUDA_VISIBLE_DEVICES its UUID, the AMD lists
 // unset (on a mixed node Slurm's name devices it was not given). AMD: ROCR_VISIBLE_DEVICES
 // `rocr_token` ("0" when `confined`: a per-rank cgroup leaves ROCm one agent), CUDA and HIP

@@ -148,23 +148,22 @@ std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap
     // none of the step's, it is told so (no vendor device, no SLURM_STEP_GPUS) rather than of
     // a partition it cannot open.
     const bool withheld = !partition_openable(slot_partition(step, slot), probe.allowed);
+    TaskPlacement placed{task_cpus(step, local_id, slot), std::nullopt, std::nullopt};
     if (withheld) {
-        apply_changes(env, bind_nothing_visibility());
-        env.erase("XPART_PARTITION");
-        env.erase("SLURM_STEP_GPUS");
+        apply_changes(env, withheld_visibility());
         if (note)
             *note = "Slurm's own per-task GPU binding (--gpu-bind, --gpus-per-task) left this task none of "
                     "the step's partitions; it is bound to no GPU";
     } else {
-        env["SLURM_STEP_GPUS"] = step.step_gpus.at(slot);
+        placed.step_gpu = step.step_gpus.at(slot);
         if (note && slot != me.slot)
             *note = "Slurm's own per-task GPU binding (--gpu-bind, --gpus-per-task) gave partition " +
                     step.step_gpus.at(me.slot) + ", which --xpart-bind chose for this task, to another "
                     "task; bound to partition " + step.step_gpus.at(slot) + ", one of those Slurm gave it";
     }
     // What the whole step holds on this node, for programs that look beyond their own.
-    if (const std::string* all = env_get(step_env, "SLURM_STEP_GPUS")) env["XPART_STEP_GPUS"] = *all;
-    if (const auto cpus = task_cpus(step, local_id, slot); !cpus.empty()) env["XPART_CPUS"] = format_cpu_list(cpus);
+    if (const std::string* all = env_get(step_env, "SLURM_STEP_GPUS")) placed.step_gpus = *all;
+    apply_changes(env, placement_visibility(placed));
     apply_nic_env(env, step.node.gpus[mine.gpu], step.nic);
 
     std::vector<EnvChange> changes;

@@ -129,6 +129,33 @@ TEST(Visibility, BindNothingStopsEveryList) {
                     {"GPU_DEVICE_ORDINAL", "-1"}}));
 }
 
+TEST(Visibility, AWithheldTaskIsToldOfNoPartition) {
+    EXPECT_EQ(withheld_visibility(),
+              (Vars{{"CUDA_VISIBLE_DEVICES", "-1"}, {"ROCR_VISIBLE_DEVICES", "-1"}, {"GPU_DEVICE_ORDINAL", "-1"},
+                    {"XPART_PARTITION", kUnset}, {"SLURM_STEP_GPUS", kUnset}}));
+}
+
+struct PlacementCase {
+    const char* name;
+    TaskPlacement placement;
+    Vars want;
+};
+
+const PlacementCase kPlacements[] = {
+    {"nothing_known", {{}, std::nullopt, std::nullopt}, {}},
+    {"a_rank_of_xpart_launch", {{0, 1, 2, 3, 8}, std::nullopt, std::nullopt}, {{"XPART_CPUS", "0-3,8"}}},
+    {"a_task_of_a_step", {{4, 5}, "3", "1,3"},
+     {{"SLURM_STEP_GPUS", "3"}, {"XPART_STEP_GPUS", "1,3"}, {"XPART_CPUS", "4-5"}}},
+    {"a_withheld_task_keeps_the_step_list", {{}, std::nullopt, "1,3"}, {{"XPART_STEP_GPUS", "1,3"}}},
+};
+
+class Placement : public ::testing::TestWithParam<PlacementCase> {};
+
+TEST_P(Placement, TellsWhatIsKnown) { EXPECT_EQ(placement_visibility(GetParam().placement), GetParam().want); }
+
+INSTANTIATE_TEST_SUITE_P(Cases, Placement, ::testing::ValuesIn(kPlacements),
+                         [](const auto& info) { return std::string(info.param.name); });
+
 TEST(Visibility, ApplyingSetsAndErases) {
     EnvMap env{{"CUDA_VISIBLE_DEVICES", "0,1"}, {"KEEP", "1"}};
     apply_changes(env, {{"CUDA_VISIBLE_DEVICES", kUnset}, {"ROCR_VISIBLE_DEVICES", "2"}});
