@@ -22,6 +22,7 @@
 #include "libxpart/gres_conf.hpp"
 #include "libxpart/node_json.hpp"
 #include "libxpart/rdma_nics.hpp"
+#include "libxpart/slurmd_node_name.hpp"
 
 namespace xpart::cli {
 
@@ -45,19 +46,12 @@ struct DiscoverArgs {
     SiblingOptions sibling;
 };
 
-std::string short_hostname() {
-    char buf[256] = {};
-    if (gethostname(buf, sizeof buf - 1) != 0) return "";
-    std::string name(buf);
-    return name.substr(0, name.find('.'));
-}
-
 int check(const DiscoverArgs& args, const GresConf& conf, const Node& node, const RootFs& root) {
     const std::string node_name = args.node_name.empty() ? short_hostname() : args.node_name;
     GresCheckOptions options;  // with the default, drift-tolerant type matcher
     options.root = root;
     options.file = args.check_file;
-    const auto mismatches = check_gres_records(records_for_node(conf, node_name), node, options);
+    const auto mismatches = check_node_gres_conf(conf, node_name, node, options);
     for (const GresMismatch& m : mismatches) (m.note ? std::cerr : std::cout) << m.to_string() << "\n";
     return has_differences(mismatches) ? kExitDifferences : kExitOk;
 }

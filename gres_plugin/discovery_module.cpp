@@ -38,8 +38,8 @@ DiscoveredNode failed(const std::string& why) {
 
 }  // namespace
 
-DiscoveredNode discover_node(const std::string& conf_path,
-                             const std::vector<ConfiguredGpu>& configured, SlurmSeries series,
+DiscoveredNode discover_node(const std::string& conf_path, const std::string& gres_conf_path,
+                             const std::string& node_name, SlurmSeries series,
                              std::string module_dir) {
     if (module_dir.empty()) module_dir = own_directory();
     const std::string path = module_dir + "/" + XPART_NODE_DISCOVERY_FILE;
@@ -57,16 +57,9 @@ DiscoveredNode discover_node(const std::string& conf_path,
         return failed(path + ": not xpart's discovery module (missing entry points)");
     }
 
-    std::vector<std::vector<const char*>> files(configured.size());
-    std::vector<xpart_configured_gpu> gpus;
-    for (std::size_t i = 0; i < configured.size(); ++i) {
-        for (const auto& f : configured[i].files) files[i].push_back(f.c_str());
-        gpus.push_back({configured[i].source.c_str(), configured[i].type.c_str(), files[i].data(),
-                        files[i].size(), configured[i].count});
-    }
     xpart_node_answer answer{};
-    if (run(XPART_NODE_DISCOVERY_ABI, conf_path.c_str(), static_cast<uint32_t>(series),
-            gpus.data(), gpus.size(), &answer) != 0) {
+    if (run(XPART_NODE_DISCOVERY_ABI, conf_path.c_str(), gres_conf_path.c_str(), node_name.c_str(),
+            static_cast<uint32_t>(series), &answer) != 0) {
         dlclose(module);
         return failed(path + ": from another xpart build (interface " +
                       std::to_string(XPART_NODE_DISCOVERY_ABI) + " not served); reinstall xpart");

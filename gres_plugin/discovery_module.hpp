@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "libxpart/gres_check.hpp"
 #include "libxpart/gres_node.hpp"
 #include "libxpart/slurm_type_naming.hpp"
 #include "libxpart/xpart_conf.hpp"
@@ -20,8 +19,9 @@ struct DiscoveredNode {
 };
 
 // `module_dir`: where the module lives ("" = beside this plugin, found with dladdr).
-DiscoveredNode discover_node(const std::string& conf_path,
-                             const std::vector<ConfiguredGpu>& configured, SlurmSeries series,
+// `gres_conf_path` and `node_name`: slurmd's gres.conf and the NodeName whose records apply.
+DiscoveredNode discover_node(const std::string& conf_path, const std::string& gres_conf_path,
+                             const std::string& node_name, SlurmSeries series,
                              std::string module_dir = "");
 
 }  // namespace xpart::slurm

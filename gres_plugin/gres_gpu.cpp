@@ -18,6 +18,7 @@
 #include "libxpart/c_boundary.hpp"
 #include "libxpart/device_probe.hpp"
 #include "libxpart/gres_check.hpp"
+#include "libxpart/slurmd_node_name.hpp"
 #include "libxpart/gres_env.hpp"
 #include "libxpart/gres_record.hpp"
 #include "libxpart/xpart_conf.hpp"
@@ -62,40 +63,21 @@ void apply(char*** env, const xpart::EnvResult& result) {
     }
 }
 
-std::vector<std::string> expand_files(const char* files) {
-    std::vector<std::string> out;
-    if (!files) return out;
-    auto hl = hostlist_create(files);  // hostlist_t on 22.05, hostlist_t * from 24.11
-    if (!hl) return out;
-    while (char* one = hostlist_shift(hl)) {
-        out.emplace_back(one);
-        free(one);
-    }
-    hostlist_destroy(hl);
-    return out;
-}
-
 int is_gpu_record(void* x, void*) {
     auto* conf = static_cast<gres_slurmd_conf_t*>(x);
     return conf->name && std::string(conf->name) == kGresName;
 }
 
-std::vector<xpart::ConfiguredGpu> configured_gpus(struct xlist* gres_conf_list) {
-    std::vector<xpart::ConfiguredGpu> out;
-    if (!gres_conf_list) return out;
-    auto it = list_iterator_create(gres_conf_list);
-    int ordinal = 0;
-    while (auto* conf = static_cast<gres_slurmd_conf_t*>(list_next(it))) {
-        if (!is_gpu_record(conf, nullptr) || conf->count == 0) continue;  // 0: placeholder
-        xpart::ConfiguredGpu c;
-        c.source = "gres.conf Name=gpu record #" + std::to_string(++ordinal);
-        c.type = conf->type_name ? conf->type_name : "";
-        c.files = expand_files(conf->file);
-        c.count = conf->count;
-        out.push_back(std::move(c));
+// The NodeName this slurmd runs as: its -N, else the one slurm.conf gives this host (what
+// slurmd itself does), else the short host name (a dynamic node).
+std::string slurmd_node_name() {
+    if (auto named = xpart::slurmd_node_name_arg(xpart::own_arguments())) return *named;
+    if (char* aliased = slurm_conf_get_aliased_nodename()) {
+        std::string name(aliased);
+        xfree(aliased);
+        return name;
     }
-    list_iterator_destroy(it);
-    return out;
+    return xpart::short_hostname();
 }
 
 // The record's CPUs as Slurm wants them: a machine-numbered bitmap sized to the node
@@ -204,10 +186,14 @@ int gres_p_node_config_load(struct xlist* gres_conf_list, node_config_load_t* no
     return guarded("node_config_load", [&]() -> int {
         FREE_NULL_LIST(g_devices);
         if (node_conf->in_slurmd) {
-            auto configured = configured_gpus(gres_conf_list);
+            // gres.conf is read again by the check: Slurm has dropped from gres_conf_list the
+            // records whose type slurm.conf's Gres= lacks (xpart::SlurmdGresConf).
             char* path = get_extra_conf_path(const_cast<char*>("xpart.conf"));
-            auto found = xpart::slurm::discover_node(path, configured, xpart::slurm::kSeries);
+            char* gres_conf = get_extra_conf_path(const_cast<char*>("gres.conf"));
+            auto found = xpart::slurm::discover_node(path, gres_conf, slurmd_node_name(),
+                                                     xpart::slurm::kSeries);
             xfree(path);
+            xfree(gres_conf);
             // The core's lines name no plugin: the prefix is Slurm's log's, added here.
             for (const auto& w : found.gres.warnings) info("gres/gpu: %s", w.c_str());
             for (const auto& e : found.gres.errors) error("gres/gpu: %s", e.c_str());

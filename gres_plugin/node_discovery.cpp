@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "libxpart/gres_check.hpp"
 #include "libxpart/gres_node.hpp"
 #include "libxpart/gres_record.hpp"
 #include "libxpart/xpart_conf.hpp"
@@ -26,34 +25,19 @@ std::string lines(const std::vector<std::string>& all) {
     return out;
 }
 
-xpart::NodeGres discover(const char* conf_path, uint32_t series,
-                         const xpart_configured_gpu* configured, size_t count,
-                         xpart::XpartConf* conf) {
-    std::vector<xpart::ConfiguredGpu> gpus;
-    for (size_t i = 0; i < count; ++i) {
-        const auto& c = configured[i];
-        xpart::ConfiguredGpu g;
-        g.source = c.source ? c.source : "";
-        g.type = c.type ? c.type : "";
-        for (size_t f = 0; f < c.file_count; ++f) g.files.emplace_back(c.files[f]);
-        g.count = c.count;
-        gpus.push_back(std::move(g));
-    }
-    return xpart::load_node_gres(conf_path ? conf_path : "", gpus, conf,
-                                 xpart::slurm_series_from_number(series).value_or(
-                                     xpart::SlurmSeries::S22_05));
-}
-
 }  // namespace
 
-extern "C" int xpart_node_discovery(uint32_t abi, const char* conf_path, uint32_t series,
-                                    const xpart_configured_gpu* configured, size_t count,
-                                    xpart_node_answer* answer) {
+extern "C" int xpart_node_discovery(uint32_t abi, const char* conf_path,
+                                    const char* gres_conf_path, const char* node_name,
+                                    uint32_t series, xpart_node_answer* answer) {
     if (abi != XPART_NODE_DISCOVERY_ABI || !answer) return -1;
     *answer = {};
     try {
         xpart::XpartConf conf;
-        xpart::NodeGres found = discover(conf_path, series, configured, count, &conf);
+        xpart::NodeGres found = xpart::load_node_gres(
+            conf_path ? conf_path : "", gres_conf_path ? gres_conf_path : "",
+            node_name ? node_name : "", &conf,
+            xpart::slurm_series_from_number(series).value_or(xpart::SlurmSeries::S22_05));
         answer->records = copy(xpart::serialize_records(found.records));
         answer->warnings = copy(lines(found.warnings));
         answer->errors = copy(lines(found.errors));

@@ -14,17 +14,8 @@
 extern "C" {
 #endif
 
-#define XPART_NODE_DISCOVERY_ABI 1
+#define XPART_NODE_DISCOVERY_ABI 2
 #define XPART_NODE_DISCOVERY_FILE "xpart_node_discovery.so"
-
-/* One gres.conf Name=gpu line as Slurm parsed it. */
-struct xpart_configured_gpu {
-    const char *source; /* "gres.conf Name=gpu record #2" */
-    const char *type;   /* "" when none */
-    const char *const *files;
-    size_t file_count;
-    uint64_t count;
-};
 
 struct xpart_node_answer {
     char *records;           /* serialize_records() text */
@@ -33,19 +24,18 @@ struct xpart_node_answer {
     uint32_t amd_index_mode; /* xpart::AmdIndexMode */
 };
 
-/* Reads xpart.conf, discovers the node, plans its records and writes the node cache. Returns
+/* Reads xpart.conf, discovers the node, checks slurmd's gres.conf (`gres_conf_path`, the
+ * records of `node_name`) against it, plans its records and writes the node cache. Returns
  * 0 and fills `answer` (release it with xpart_node_discovery_free), or -1 when `abi` is not
  * this module's. `series`: xpart::SlurmSeries. Never throws. */
-int xpart_node_discovery(uint32_t abi, const char *conf_path, uint32_t series,
-                         const struct xpart_configured_gpu *configured, size_t configured_count,
-                         struct xpart_node_answer *answer)
+int xpart_node_discovery(uint32_t abi, const char *conf_path, const char *gres_conf_path,
+                         const char *node_name, uint32_t series, struct xpart_node_answer *answer)
     __attribute__((visibility("default")));
 void xpart_node_discovery_free(struct xpart_node_answer *answer)
     __attribute__((visibility("default")));
 
-typedef int xpart_node_discovery_fn(uint32_t, const char *, uint32_t,
-                                    const struct xpart_configured_gpu *, size_t,
-                                    struct xpart_node_answer *);
+typedef int xpart_node_discovery_fn(uint32_t, const char *, const char *, const char *,
+                                    uint32_t, struct xpart_node_answer *);
 typedef void xpart_node_discovery_free_fn(struct xpart_node_answer *);
 
 #ifdef __cplusplus

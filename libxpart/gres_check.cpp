@@ -17,35 +17,8 @@
 namespace xpart {
 namespace {
 
-std::string describe(const ConfiguredGpu& c) {
-    std::string out;
-    if (!c.type.empty()) out += "Type=" + c.type;
-    if (!c.files.empty()) {
-        if (!out.empty()) out += ' ';
-        out += "File=";
-        for (std::size_t i = 0; i < c.files.size(); ++i) out += (i ? "," : "") + c.files[i];
-    } else {
-        if (!out.empty()) out += ' ';
-        out += "Count=" + std::to_string(c.count);
-    }
-    return out;
-}
-
 std::string record_name(const GresRecord& r) {
     return r.type + " (" + (r.partition_uuid.empty() ? r.gpu_uuid : r.partition_uuid) + ")";
-}
-
-std::map<std::string, std::uint64_t> type_counts(const std::vector<GresRecord>& hw) {
-    std::map<std::string, std::uint64_t> counts;
-    for (const auto& r : hw) ++counts[to_lower(r.type)];
-    return counts;
-}
-
-std::string inventory(const std::vector<GresRecord>& hw) {
-    std::string out;
-    for (const auto& [type, n] : type_counts(hw))
-        out += (out.empty() ? "" : ", ") + type + " x" + std::to_string(n);
-    return out.empty() ? "no GPU partitions" : out;
 }
 
 // A sysfs attribute as one read() returns it (trailing whitespace removed), or the errno of
@@ -83,62 +56,6 @@ std::optional<std::string> content_change(const GresRecord& r, const ExpectedCon
 }
 
 }  // namespace
-
-std::vector<std::string> check_configured(const std::vector<ConfiguredGpu>& configured,
-                                          const std::vector<GresRecord>& hardware) {
-    std::vector<std::string> lines;
-    std::map<std::string, std::uint64_t> wanted_by_type;  // records without files
-    std::map<std::string, std::string> source_by_type;
-    for (const auto& c : configured) {
-        const std::string what = c.source + ": " + describe(c) + ": hardware has ";
-        if (c.files.empty()) {
-            wanted_by_type[to_lower(c.type)] += c.count;
-            source_by_type.emplace(to_lower(c.type), c.source + ": " + describe(c));
-            continue;
-        }
-        for (const auto& file : c.files) {
-            std::vector<const GresRecord*> users, owners;
-            for (const auto& r : hardware)
-                for (const auto& f : r.files)
-                    if (f.path == file) {
-                        users.push_back(&r);
-                        if (!f.shared) owners.push_back(&r);
-                    }
-            if (users.empty()) {
-                lines.push_back(what + "no GPU partition using " + file + " (" +
-                                inventory(hardware) + ")");
-                break;
-            }
-            if (c.type.empty()) continue;
-            // A shared file (nvidiactl, a MIG GPU's nvidiaN) matches the type of any partition
-            // using it: a reshape flow sibling's gres.conf names, for slurmctld, partitions
-            // that do not exist yet by the files they will share.
-            const auto& named = owners.empty() ? users : owners;
-            const bool type_matches = std::any_of(named.begin(), named.end(), [&](auto* r) {
-                return to_lower(r->type) == to_lower(c.type);
-            });
-            if (!type_matches) {
-                std::string found;
-                for (auto* r : owners.empty() ? users : owners)
-                    found += (found.empty() ? "" : ", ") + record_name(*r);
-                lines.push_back(what + file + (owners.empty() ? " shared by " : " used by ") +
-                                found);
-                break;
-            }
-        }
-    }
-    const auto counts = type_counts(hardware);
-    for (const auto& [type, wanted] : wanted_by_type) {
-        std::uint64_t have = 0;
-        if (type.empty()) have = hardware.size();
-        else if (auto it = counts.find(type); it != counts.end()) have = it->second;
-        if (have != wanted)
-            lines.push_back(source_by_type[type] + ": hardware has " + std::to_string(have) +
-                            (type.empty() ? " GPU partition(s)" : " of type " + type) + " (" +
-                            inventory(hardware) + ")");
-    }
-    return lines;
-}
 
 std::vector<std::string> check_present(const std::vector<GresRecord>& records,
                                        const std::vector<bool>& alloc) {

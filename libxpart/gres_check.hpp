@@ -1,6 +1,6 @@
-// Checks between what Slurm was told and what the node has: explicit gres.conf Name=gpu
-// records against the hardware (slurmd start), and the allotted partitions against the node
-// at step launch (a partition destroyed or re-made since slurmd started).
+// Checks between what slurmd registered and what the node has at step launch (a partition
+// destroyed or re-made since slurmd started), and slurmd's line for gres.conf's AutoDetect=.
+// gres.conf's records against the hardware: check_node_gres_conf (gres_conf.hpp).
 #pragma once
 
 #include <cstddef>
@@ -13,19 +13,6 @@
 #include "libxpart/gres_record.hpp"
 
 namespace xpart {
-
-// One gres.conf Name=gpu record as Slurm parsed it.
-struct ConfiguredGpu {
-    std::string source;              // how to name it in a message ("gres.conf Name=gpu #2")
-    std::string type;                // "" when not given
-    std::vector<std::string> files;  // File=/MultipleFiles= paths; empty when not given
-    std::uint64_t count = 1;
-};
-
-// One line per configured record that the hardware contradicts:
-// "<source>: Type=<t> File=<f>: hardware has <what>".
-std::vector<std::string> check_configured(const std::vector<ConfiguredGpu>& configured,
-                                          const std::vector<GresRecord>& hardware);
 
 // slurmd's line for a gres.conf that names AutoDetect methods (`methods`: Slurm's names, "off"
 // left out by the caller): with xpart's gres/gpu no gpu/<method> plugin of Slurm's is loaded,

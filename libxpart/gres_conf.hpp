@@ -102,6 +102,15 @@ std::vector<GresMismatch> check_gres_records(const std::vector<GresConfRecord>& 
                                              const Node& node,
                                              const GresCheckOptions& options);
 
+// The one check of a gres.conf against the node, run by slurmd (gres_node.hpp) and by `xpart
+// discover --check`: the `gpu` records for `node_name` (records_for_node) through
+// check_gres_records. A record naming only the files of a MIG or AMD GPU (a reshape sibling's,
+// reshape_siblings.hpp) names one partition of its Type on that GPU. Without any record for
+// the node there is nothing to compare: one note saying so. While discovery could not read
+// some GPUs (node.errors), records without files are not compared.
+std::vector<GresMismatch> check_node_gres_conf(const GresConf& conf, const std::string& node_name,
+                                               const Node& node, const GresCheckOptions& options);
+
 // True when any entry is a difference rather than a note.
 bool has_differences(const std::vector<GresMismatch>& mismatches);
 

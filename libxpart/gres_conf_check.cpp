@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
+#include "libxpart/reshape_siblings.hpp"
 #include "libxpart/text.hpp"
 
 namespace xpart {
@@ -59,12 +61,24 @@ public:
         }
         for (std::size_t i = 0; i < slots_.size(); ++i)
             for (const std::string& f : slots_[i].files) owners_[f].push_back(i);
+        // The files a reshape sibling's record names a partition by (reshape_siblings.hpp):
+        // only where a GPU has partitions, as siblings' GPUs do (MIG, AMD modes).
+        for (const Gpu& gpu : node.gpus)
+            if (gpu.vendor == Vendor::Amd || gpu.mode == PartitionMode::Mig) {
+                const auto files = sibling_files(gpu, RootFs("/"));
+                gpu_files_.emplace_back(files.begin(), files.end());
+            } else {
+                gpu_files_.emplace_back();
+            }
     }
 
     void check_record(const GresConfRecord& r) {
         if (r.device_paths().empty()) return check_count_only(r);
         const std::string key = r.multiple_files.empty() ? "File" : "MultipleFiles";
-        if (!r.multiple_files.empty()) return check_unit(r, key, r.multiple_files);
+        if (!r.multiple_files.empty()) {
+            if (auto gpu = gpu_named_by(r.multiple_files)) return check_gpu_named(r, *gpu);
+            return check_unit(r, key, r.multiple_files);
+        }
         for (const std::string& f : r.files) check_unit(r, key, {f});
     }
 
@@ -106,6 +120,34 @@ private:
     bool type_matches(const std::string& configured, const std::string& discovered) const {
         return iequals(configured, discovered) ||
                (options_.types_match && options_.types_match(configured, discovered));
+    }
+
+    // The GPU whose sibling files (and nothing else) `paths` are.
+    std::optional<std::size_t> gpu_named_by(const std::vector<std::string>& paths) const {
+        std::set<std::string> named;
+        for (const std::string& p : paths) named.insert(node_path(p));
+        for (std::size_t g = 0; g < gpu_files_.size(); ++g)
+            if (!gpu_files_[g].empty() && gpu_files_[g] == named) return g;
+        return std::nullopt;
+    }
+
+    // A reshape sibling's record names one partition of its type on GPU `g` by the GPU's
+    // files: it claims the first such partition no record has named.
+    void check_gpu_named(const GresConfRecord& r, std::size_t g) {
+        const std::string written = "MultipleFiles=" + join(r.multiple_files, ",");
+        std::vector<std::string> types;
+        for (PartitionSlot& s : slots_) {
+            if (s.gpu_position != g) continue;
+            types.push_back(s.partition->type);
+            if (s.claimed_by || r.type.empty() || !type_matches(r.type, s.partition->type)) continue;
+            s.claimed_by = &r;
+            return compare_type_and_cores(r, s);
+        }
+        add(&r, "type differs: " + (r.type.empty() ? std::string("no Type=") : "Type=" + r.type) +
+                    " " + written + ": these are GPU " + std::to_string(g) +
+                    "'s files, which name one of its partitions by type, and it has no " +
+                    (r.type.empty() ? std::string("untyped partition") : "other of type " + r.type) +
+                    " (it has " + join(types, ", ") + ")");
     }
 
     // A record without files only counts: it claims that many partitions of its type.
@@ -202,6 +244,7 @@ private:
     std::vector<PartitionSlot> slots_;
     std::set<std::string> shared_;
     std::map<std::string, std::vector<std::size_t>> owners_;  // file -> partitions using it
+    std::vector<std::set<std::string>> gpu_files_;  // per GPU; empty: records cannot name it so
     std::vector<GresMismatch> out_;
 };
 
@@ -220,6 +263,29 @@ std::vector<GresMismatch> check_gres_records(const std::vector<GresConfRecord>& 
         if (iequals(r.name, "gpu")) checker.check_record(r);
     checker.check_node(node);
     return checker.take();
+}
+
+std::vector<GresMismatch> check_node_gres_conf(const GresConf& conf, const std::string& node_name,
+                                               const Node& node, const GresCheckOptions& options) {
+    std::vector<GresConfRecord> records;
+    std::set<std::string> other_nodes;
+    for (const GresConfRecord& r : records_for_node(conf, node_name)) {
+        if (!iequals(r.name, "gpu")) continue;
+        // GPUs discovery could not read are said by discovery; a count without files would
+        // only repeat that. A record naming files is still checked.
+        if (node.errors.empty() || !r.device_paths().empty()) records.push_back(r);
+    }
+    if (records.empty()) {
+        for (const GresConfRecord& r : conf.records)
+            if (iequals(r.name, "gpu")) other_nodes.insert(r.node_names.begin(), r.node_names.end());
+        std::vector<std::string> named(other_nodes.begin(), other_nodes.end());
+        std::string note = "no Name=gpu record for NodeName=" + node_name +
+                           ": nothing to compare; xpart's gres/gpu registers the partitions it "
+                           "discovers";
+        if (!named.empty()) note += " (the records name " + join(named, ",") + ")";
+        return {{options.file, 0, note, true}};
+    }
+    return check_gres_records(records, node, options);
 }
 
 bool has_differences(const std::vector<GresMismatch>& mismatches) {

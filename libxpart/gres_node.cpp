@@ -1,14 +1,38 @@
 #include "libxpart/gres_node.hpp"
 
 #include "libxpart/discovery.hpp"
+#include "libxpart/gres_check.hpp"
 #include "libxpart/gres_conf.hpp"
 #include "libxpart/node_cache.hpp"
 #include "libxpart/text.hpp"
 
 namespace xpart {
 
+namespace {
+
+// The node's AutoDetect= line in gres.conf, else the global one; "" when none.
+std::string autodetect_of(const GresConf& conf, const std::string& node_name) {
+    std::string method = conf.autodetect;
+    for (const GresConfRecord& r : records_for_node(conf, node_name))
+        if (!r.autodetect.empty()) method = r.autodetect;
+    return method;
+}
+
+}  // namespace
+
+SlurmdGresConf read_slurmd_gres_conf(const std::string& path, const std::string& node_name) {
+    SlurmdGresConf out{path, node_name, std::nullopt, {}};
+    if (path.empty()) return out;
+    const RootFs host("/");
+    if (!host.exists(path)) return out;
+    auto conf = read_gres_conf(host, path);
+    if (conf) out.conf = std::move(*conf);
+    else out.error = conf.error().message;
+    return out;
+}
+
 NodeGres plan_node_gres(const Result<Node>& discovered, const XpartConf& conf,
-                        const std::vector<ConfiguredGpu>& configured) {
+                        const SlurmdGresConf& gres_conf) {
     NodeGres out;
     if (!discovered) {
         out.errors.push_back("discovery failed, registering no GPU: " +
@@ -19,39 +43,37 @@ NodeGres plan_node_gres(const Result<Node>& discovered, const XpartConf& conf,
     // GPUs present but unreadable (NVML failing): said once each; the rest still registers.
     for (const std::string& e : discovered->errors) out.errors.push_back(e);
     out.records = gres_records(*discovered, discovery_options(conf).root);
-    // GPUs discovery could not read (NVML failing, the driver gone) are said above; counts of
-    // types without File= (slurm.conf's Gres= merged in by Slurm) would only repeat that, and
-    // slurmctld reports the lower count itself. Records naming files are still checked.
-    std::vector<ConfiguredGpu> checked;
-    for (const auto& c : configured)
-        if (discovered->errors.empty() || !c.files.empty()) checked.push_back(c);
-    auto mismatches = check_configured(checked, out.records);
-    for (auto& line : mismatches) {
-        line = "gres.conf disagrees with the hardware: " + line +
-               (conf.on_mismatch == OnMismatch::Drain ? "; OnMismatch=drain: registering no GPU"
-                                                      : "; registering what the hardware has");
-        out.errors.push_back(std::move(line));
+    const std::string consequence = conf.on_mismatch == OnMismatch::Drain
+                                        ? "; OnMismatch=drain: registering no GPU"
+                                        : "; registering what the hardware has";
+    bool differs = false;
+    if (!gres_conf.error.empty()) {
+        out.errors.push_back(gres_conf.error + ": gres.conf not checked" + consequence);
+        differs = true;
+    } else if (gres_conf.conf) {
+        GresCheckOptions options;  // the CLI's, with its drift-tolerant type matcher
+        options.root = discovery_options(conf).root;
+        options.file = gres_conf.path;
+        for (const GresMismatch& m :
+             check_node_gres_conf(*gres_conf.conf, gres_conf.node_name, *discovered, options)) {
+            if (m.note) {
+                out.warnings.push_back(m.to_string());
+            } else {
+                out.errors.push_back(m.to_string() + consequence);
+                differs = true;
+            }
+        }
+        const std::string method = autodetect_of(*gres_conf.conf, gres_conf.node_name);
+        if (!method.empty() && to_lower(method) != "off")
+            if (auto line = autodetect_line({method}, out.records.size()))
+                out.warnings.push_back(std::move(*line));
     }
-    if (!mismatches.empty() && conf.on_mismatch == OnMismatch::Drain) out.records.clear();
+    if (differs && conf.on_mismatch == OnMismatch::Drain) out.records.clear();
     return out;
 }
 
-std::optional<std::string> gres_conf_autodetect_line(const std::string& xpart_conf_path,
-                                                     std::size_t registered) {
-    if (xpart_conf_path.empty()) return std::nullopt;
-    const auto slash = xpart_conf_path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : xpart_conf_path.substr(0, slash);
-    // Slurm has read this file already and said what it disliked; xpart only looks for the
-    // global AutoDetect= (Slurm 26.05 resolves `full` before the plugin is called, so the
-    // file, not Slurm's flags, says what the admin asked for).
-    auto gres_conf = read_gres_conf(RootFs("/"), dir + "/gres.conf");
-    if (!gres_conf || gres_conf->autodetect.empty() || to_lower(gres_conf->autodetect) == "off")
-        return std::nullopt;
-    return autodetect_line({gres_conf->autodetect}, registered);
-}
-
-NodeGres load_node_gres(const std::string& conf_path, const std::vector<ConfiguredGpu>& configured,
-                        XpartConf* conf_out, SlurmSeries series) {
+NodeGres load_node_gres(const std::string& conf_path, const std::string& gres_conf_path,
+                        const std::string& node_name, XpartConf* conf_out, SlurmSeries series) {
     try {
         auto conf = load_xpart_conf(conf_path);
         if (!conf) {
@@ -64,9 +86,7 @@ NodeGres load_node_gres(const std::string& conf_path, const std::vector<Configur
         options.tolerate_nvml_failure = true;  // an NVIDIA failure must not hide the AMD GPUs
         options.slurm_series = series;
         Result<Node> node = discover(options);
-        NodeGres out = plan_node_gres(node, *conf, configured);
-        if (auto line = gres_conf_autodetect_line(conf_path, out.records.size()))
-            out.warnings.push_back(std::move(*line));
+        NodeGres out = plan_node_gres(node, *conf, read_slurmd_gres_conf(gres_conf_path, node_name));
         // The launchers' copy of what was found; a failed discovery removes the old one.
         Status cached = node ? write_node_cache(options.root, *node) : remove_node_cache(options.root);
         if (!cached) {

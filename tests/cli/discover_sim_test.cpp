@@ -6,11 +6,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <regex>
 
 #include "libxpart/gres_conf.hpp"
+#include "libxpart/gres_node.hpp"
+#include "libxpart/reshape_siblings.hpp"
 #include "libxpart/node_json.hpp"
 #include "libxpart/text.hpp"
 #include "tests/cli/run_command.hpp"
@@ -236,6 +239,64 @@ TEST_P(DiscoverSim, ExtraRecordAndWrongCoresAreOneLineEach) {
                          std::to_string(lines.size()) +
                          ": extra record: File=/dev/nvidia99: no partition on this node uses "
                          "/dev/nvidia99\n");
+}
+
+// One check for both: slurmd (plan_node_gres, what its discovery module runs) says each
+// difference `xpart discover --check` prints, with what it does about it, and each note.
+TEST_P(DiscoverSim, SlurmdSaysWhatTheCheckSays) {
+    const Node node = discovered();
+    using Lines = std::vector<std::string>;
+    struct Edit {
+        const char* name;
+        std::function<void(Lines&, const std::vector<std::size_t>&)> apply;
+        int exit_code;
+    };
+    const std::size_t gpu0 = node.gpus.at(0).partitions.size();
+    const Edit edits[] = {
+        {"generated", [](Lines&, const auto&) {}, 0},
+        {"wrong type", [](Lines& l, const auto& at) {
+             l[at[0] - 1] = std::regex_replace(l[at[0] - 1], std::regex("Type=[^ ]+"), "Type=bogus");
+         }, 3},
+        {"removed record", [](Lines& l, const auto& at) {
+             l.erase(l.begin() + static_cast<long>(at.back() - 1));
+         }, 3},
+        {"wrong cores, extra record, files of no partition", [](Lines& l, const auto& at) {
+             l[at[0] - 1] = std::regex_replace(l[at[0] - 1], std::regex("Cores=[^ ]+"), "Cores=1");
+             l[at[1] - 1] = std::regex_replace(l[at[1] - 1], std::regex("((Multiple)?Files?=[^ ]+)"),
+                                               "$1,/dev/nvidia77");
+             l.push_back("Name=gpu Type=x File=/dev/nvidia99");
+         }, 3},
+        {"duplicate record", [](Lines& l, const auto& at) { l.push_back(l[at.back() - 1]); }, 3},
+        {"count only", [](Lines& l, const auto& at) {
+             l[at[0] - 1] = std::regex_replace(l[at[0] - 1], std::regex("(Multiple)?Files?=[^ ]+"), "Count=2");
+         }, 3},
+        // A reshape sibling's records for GPU 0: its partitions named by its files and types.
+        {"sibling records", [&](Lines& l, const auto& at) {
+             std::string files;
+             for (const auto& f : sibling_files(node.gpus[0], RootFs(root_)))
+                 files += (files.empty() ? "" : ",") + f;
+             for (std::size_t i = 0; i < gpu0; ++i)
+                 l[at[i] - 1] = "Name=gpu Type=" + node.gpus[0].partitions[gpu0 - 1 - i].type +
+                                " MultipleFiles=" + files;
+         }, 0},
+    };
+    XpartConf conf;
+    conf.root = root_;
+    for (const Edit& e : edits) {
+        SCOPED_TRACE(e.name);
+        const std::string path = generated_conf();
+        auto lines = lines_of(read_text(path));
+        e.apply(lines, record_lines(lines));
+        write_text(path, join_lines(lines));
+        const auto cli = discover({"--check", path});
+        EXPECT_EQ(cli.exit_code, e.exit_code) << cli.out << cli.err;
+        const NodeGres slurmd = plan_node_gres(node, conf, read_slurmd_gres_conf(path, "n1"));
+        Lines want;
+        for (const std::string& l : lines_of(cli.out)) want.push_back(l + "; registering what the hardware has");
+        EXPECT_EQ(slurmd.errors, want);
+        EXPECT_EQ(slurmd.warnings, lines_of(cli.err));
+        EXPECT_EQ(slurmd.records.size(), node.partition_count());
+    }
 }
 
 const SimCase kA100Guide{"a100-guide", "a100-guide", true, 8, 26};

@@ -12,61 +12,6 @@ namespace {
 
 const std::string kAdvice = "; restart slurmd (or scontrol reconfigure) to register the node as it is now";
 
-struct CheckCase {
-    const char* name;
-    std::vector<ConfiguredGpu> configured;
-    std::vector<std::string> want;
-};
-
-class CheckConfigured : public ::testing::TestWithParam<CheckCase> {};
-
-TEST_P(CheckConfigured, OneLinePerContradiction) {
-    auto hw = gres_records(fixtures::a100_80gb_mig_node(), RootFs("/"));
-    EXPECT_EQ(check_configured(GetParam().configured, hw), GetParam().want);
-}
-
-const char* kInventory = "(1g.10gb x2, 3g.40gb x1, a100-sxm4-80gb x1)";
-
-INSTANTIATE_TEST_SUITE_P(
-    Cases, CheckConfigured,
-    ::testing::Values(
-        CheckCase{"nothing_configured", {}, {}},
-        CheckCase{"matching_files_and_types",
-                  {{"gres.conf Name=gpu record #1", "1g.10gb", {"/dev/nvidia-caps/nvidia-cap84"}, 1},
-                   {"gres.conf Name=gpu record #2", "a100-sxm4-80gb", {"/dev/nvidia1"}, 1}},
-                  {}},
-        CheckCase{"matching_counts", {{"#1", "1g.10gb", {}, 2}, {"#2", "3G.40GB", {}, 1}}, {}},
-        CheckCase{"wrong_type_on_file",
-                  {{"gres.conf Name=gpu record #1", "a100", {"/dev/nvidia0"}, 1}},
-                  {"gres.conf Name=gpu record #1: Type=a100 File=/dev/nvidia0: hardware has "
-                   "/dev/nvidia0 used by 3g.40gb (MIG-aaaaaaaa-0000-0000-0000-000000000001), "
-                   "1g.10gb (MIG-aaaaaaaa-0000-0000-0000-000000000009), 1g.10gb "
-                   "(MIG-aaaaaaaa-0000-0000-0000-000000000010)"}},
-        // A reshape flow sibling's records: files its GPU's partitions share, and a type.
-        CheckCase{"shared_files_and_a_type_there",
-                  {{"gres.conf Name=gpu record #1", "1g.10gb", {"/dev/nvidia0", "/dev/nvidiactl"}, 1}},
-                  {}},
-        CheckCase{"shared_file_and_a_type_not_there",
-                  {{"gres.conf Name=gpu record #1", "7g.80gb", {"/dev/nvidiactl"}, 1}},
-                  {"gres.conf Name=gpu record #1: Type=7g.80gb File=/dev/nvidiactl: hardware has "
-                   "/dev/nvidiactl shared by 3g.40gb (MIG-aaaaaaaa-0000-0000-0000-000000000001), "
-                   "1g.10gb (MIG-aaaaaaaa-0000-0000-0000-000000000009), 1g.10gb "
-                   "(MIG-aaaaaaaa-0000-0000-0000-000000000010), a100-sxm4-80gb "
-                   "(GPU-11111111-1111-1111-1111-111111111111)"}},
-        CheckCase{"file_nobody_uses",
-                  {{"gres.conf Name=gpu record #3", "", {"/dev/nvidia7"}, 1}},
-                  {std::string("gres.conf Name=gpu record #3: File=/dev/nvidia7: hardware has no GPU "
-                               "partition using /dev/nvidia7 ") + kInventory}},
-        CheckCase{"count_too_high",
-                  {{"gres.conf Name=gpu record #1", "1g.10gb", {}, 4}},
-                  {std::string("gres.conf Name=gpu record #1: Type=1g.10gb Count=4: hardware has 2 "
-                               "of type 1g.10gb ") + kInventory}},
-        CheckCase{"drifted_profile_name",
-                  {{"gres.conf Name=gpu record #1", "3g.39gb", {}, 1}},
-                  {std::string("gres.conf Name=gpu record #1: Type=3g.39gb Count=1: hardware has 0 "
-                               "of type 3g.39gb ") + kInventory}}),
-    [](const auto& info) { return std::string(info.param.name); });
-
 TEST(CheckPresent, VanishedAndReplacedFilesAreNamed) {
     char dir[] = "/tmp/gres_check_testXXXXXX";
     ASSERT_NE(mkdtemp(dir), nullptr);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "libxpart/gres_conf.hpp"
+#include "libxpart/text.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 
 namespace xpart {
@@ -75,7 +76,7 @@ std::vector<std::string> check(const std::string& text, const Node& node = sampl
     if (!conf.ok()) return {"parse failed"};
     std::vector<std::string> lines;
     for (const GresMismatch& m :
-         check_gres_records(conf->records, node, GresCheckOptions{root, "gres.conf", drift_3g}))
+         check_node_gres_conf(*conf, "n1", node, GresCheckOptions{root, "gres.conf", drift_3g}))
         lines.push_back(m.to_string());
     return lines;
 }
@@ -116,6 +117,15 @@ TEST_P(GresConfCheckCases, ReportsEachDifference) {
 const std::string kLine1 =
     "Name=gpu Type=3g.20gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap12,"
     "/dev/nvidia-caps/nvidia-cap13 Cores=0-3\n";
+
+const std::string kMigLines =
+    "Name=gpu Type=3g.20gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap12,"
+    "/dev/nvidia-caps/nvidia-cap13 Cores=0-3\n"
+    "Name=gpu Type=1g.5gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap66,"
+    "/dev/nvidia-caps/nvidia-cap67 Cores=0-3\n";
+const std::string kCpxLines =
+    "Name=gpu Type=cpx File=/dev/dri/renderD128 Cores=8-11\n"
+    "Name=gpu Type=cpx File=/dev/dri/renderD129 Cores=8-11\n";
 
 const CheckCase kCheckCases[] = {
     {"TypeDiffers", replace(kGoodConf, "Type=1g.5gb", "Type=2g.10gb"),
@@ -168,6 +178,36 @@ const CheckCase kCheckCases[] = {
      std::string(kLine1) +
          "Name=gpu Type=1g.5gb Count=1\nName=gpu Type=a100-sxm4-40gb\nName=gpu Type=cpx Count=2\n",
      {}},
+    // A reshape sibling's records (xpart discover --siblings --gres-conf): each partition
+    // named by its GPU's files and its type.
+    {"SiblingRecordsNameMigPartitionsByType",
+     replace(kGoodConf, kMigLines,
+             "Name=gpu Type=1g.5gb MultipleFiles=/dev/nvidia0,/dev/nvidiactl\n"
+             "Name=gpu Type=3g.20gb MultipleFiles=/dev/nvidiactl,/dev/nvidia0\n"),
+     {}},
+    {"SiblingRecordsNameXcpsByType",
+     replace(kGoodConf, kCpxLines,
+             "Name=gpu Type=cpx MultipleFiles=/dev/kfd,/dev/dri/renderD128\n"
+             "Name=gpu Type=CPX MultipleFiles=/dev/kfd,/dev/dri/renderD128\n"),
+     {}},
+    {"SiblingRecordOfATypeTheGpuLacks",
+     replace(kGoodConf, kMigLines,
+             "Name=gpu Type=1g.5gb MultipleFiles=/dev/nvidia0,/dev/nvidiactl\n"
+             "Name=gpu Type=2g.10gb MultipleFiles=/dev/nvidia0,/dev/nvidiactl\n"),
+     {"gres.conf:2: type differs: Type=2g.10gb MultipleFiles=/dev/nvidia0,/dev/nvidiactl: these "
+      "are GPU 0's files, which name one of its partitions by type, and it has no other of type "
+      "2g.10gb (it has 3g.20gb, 1g.5gb)",
+      "gres.conf: missing partition: GPU 0 MIG 3g.20gb gi 1 ci 0 (" + kMig3g + ") has no record; "
+      "expected: " + kLine1.substr(0, kLine1.size() - 1)}},
+    {"SiblingRecordsMoreThanTheGpuHas",
+     replace(kGoodConf, kCpxLines,
+             "Name=gpu Type=cpx MultipleFiles=/dev/kfd,/dev/dri/renderD128\n"
+             "Name=gpu Type=cpx MultipleFiles=/dev/kfd,/dev/dri/renderD128\n"
+             "Name=gpu Type=cpx MultipleFiles=/dev/kfd,/dev/dri/renderD128\n"),
+     {"gres.conf:6: type differs: Type=cpx MultipleFiles=/dev/kfd,/dev/dri/renderD128: these are "
+      "GPU 2's files, which name one of its partitions by type, and it has no other of type cpx "
+      "(it has cpx, cpx)"}},
+    // A whole GPU has no sibling records: its device and nvidiactl are a shared file named.
     {"CountDiffers",
      std::string(kLine1) +
          "Name=gpu Type=1g.5gb Count=1\nName=gpu Type=a100-sxm4-40gb\nName=gpu Type=cpx Count=3\n",
@@ -177,6 +217,36 @@ const CheckCase kCheckCases[] = {
 
 INSTANTIATE_TEST_SUITE_P(Cases, GresConfCheckCases, ::testing::ValuesIn(kCheckCases),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// Only the node's records count; a node no record names has nothing to compare, and the note
+// names the nodes the records do name (a NodeName= typo shows there).
+TEST(GresConfCheck, RecordsOfTheNodeOnly) {
+    std::string text;
+    for (const std::string& line : split(kGoodConf, '\n'))
+        if (!line.empty()) text += "NodeName=n[1-2] " + line + "\n";
+    auto conf = parse_gres_conf(text + "NodeName=n3 Name=gpu Type=x File=/dev/nvidia7\n", "gres.conf");
+    ASSERT_TRUE(conf.ok()) << conf.error().message;
+    const GresCheckOptions options{RootFs("/"), "gres.conf", drift_3g};
+    EXPECT_TRUE(check_node_gres_conf(*conf, "n2", sample_node(), options).empty());
+    EXPECT_EQ(check_node_gres_conf(*conf, "n3", sample_node(), options).size(), 6u);
+    const auto none = check_node_gres_conf(*conf, "m1", sample_node(), options);
+    ASSERT_EQ(none.size(), 1u);
+    EXPECT_TRUE(none[0].note);
+    EXPECT_EQ(none[0].to_string(),
+              "gres.conf: note: no Name=gpu record for NodeName=m1: nothing to compare; xpart's "
+              "gres/gpu registers the partitions it discovers (the records name n1,n2,n3)");
+}
+
+// GPUs discovery could not read: a count without files would repeat discovery's line.
+TEST(GresConfCheck, UnreadGpusLeaveCountsUncompared) {
+    Node node = sample_node();
+    node.errors = {"NVML: NVIDIA GPUs not discovered"};
+    EXPECT_EQ(check(std::string(kGoodConf) + "Name=gpu Type=7g.80gb Count=2\n", node),
+              std::vector<std::string>{});
+    EXPECT_EQ(check(std::string(kGoodConf) + "Name=gpu Type=7g.80gb File=/dev/nvidia5\n", node),
+              std::vector<std::string>{"gres.conf:6: extra record: File=/dev/nvidia5: no partition "
+                                       "on this node uses /dev/nvidia5"});
+}
 
 TEST(GresConfCheck, MigModePendingIsADifference) {
     Node node = sample_node();

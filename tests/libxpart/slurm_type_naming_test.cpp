@@ -249,10 +249,10 @@ TEST(SlurmNamesDiscovery, LoadNodeGresTakesTheSeries) {
     std::ofstream(conf) << "Root=" << r.root() << " NvmlLibrary=" << r.nvml_library()
                         << "\nVendors=nvidia TypeNaming=Slurm\n";
     std::map<std::string, int> s22, s24, xp;
-    for (const auto& rec : load_node_gres(conf, {}, nullptr).records) ++s22[rec.type];
-    for (const auto& rec : load_node_gres(conf, {}, nullptr, SlurmSeries::S24_11).records) ++s24[rec.type];
+    for (const auto& rec : load_node_gres(conf, "", "", nullptr).records) ++s22[rec.type];
+    for (const auto& rec : load_node_gres(conf, "", "", nullptr, SlurmSeries::S24_11).records) ++s24[rec.type];
     std::ofstream(conf) << "Root=" << r.root() << " NvmlLibrary=" << r.nvml_library() << "\nVendors=nvidia\n";
-    for (const auto& rec : load_node_gres(conf, {}, nullptr, SlurmSeries::S24_11).records) ++xp[rec.type];
+    for (const auto& rec : load_node_gres(conf, "", "", nullptr, SlurmSeries::S24_11).records) ++xp[rec.type];
     // h100-80gb: three 1c.3g.40gb and two 1g.10gb (notes: the R570 reference node).
     EXPECT_EQ(xp, (std::map<std::string, int>{{"1c.3g.40gb", 3}, {"1g.10gb", 2}}));
     EXPECT_EQ(s24, (std::map<std::string, int>{{"nvidia_h100_80gb_hbm3_1c.3g.40gb", 3},
@@ -304,7 +304,7 @@ TEST(MigWithoutDevices, PlanRegistersTheRestAndSaysWhy) {
     const std::string conf = r.root() + "/xpart.conf";
     std::ofstream(conf) << "Root=" << r.root() << " NvmlLibrary=" << r.nvml_library()
                         << " Vendors=nvidia\n";
-    NodeGres g = load_node_gres(conf, {}, nullptr);
+    NodeGres g = load_node_gres(conf, "", "", nullptr);
     // mixed-mig-full less GPU 0's MIG devices: the whole A100 and the V100.
     ASSERT_EQ(g.records.size(), 2u);
     for (const GresRecord& rec : g.records) EXPECT_NE(rec.gpu_uuid, spec["nvidia"]["gpus"][0]["uuid"]);
