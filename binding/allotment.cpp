@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "libxpart/device_probe.hpp"
+#include "libxpart/gres_record.hpp"
 #include "libxpart/text.hpp"
 #include "libxpart/visibility.hpp"
 
@@ -144,20 +145,18 @@ Result<Allotment> from_gpu_indices(const Node& node, const std::string& var,
                          "names a GPU whose partition " + std::to_string(p) +
                              " this process cannot open");
     };
+    if (node.gres_records) {
+        auto records = from_record_indices(node, var, value);
+        if (!records) return records.error();
+        for (const auto& p : records->partitions)
+            if (auto s = add(p.gpu, p.partition, p.token); !s) return s.error();
+        return a;
+    }
     for (const auto& raw : split(value, ',')) {
         std::string token = trim(raw);
         if (token.empty()) continue;
         auto n = parse_u64(token);
         if (!n) return bad_token(var, value, token, "is not a GPU index");
-        if (node.gres_records) {
-            const auto& records = *node.gres_records;
-            if (*n >= records.size())
-                return bad_token(var, value, token,
-                                 "is not one of this node's " + std::to_string(records.size()) +
-                                     " gres/gpu records");
-            if (auto s = add(records[*n].gpu, records[*n].partition, token); !s) return s.error();
-            continue;
-        }
         bool found = false;
         for (std::size_t g = 0; g < node.gpus.size() && !found; ++g) {
             if (node.gpus[g].index != static_cast<int>(*n)) continue;
@@ -171,6 +170,23 @@ Result<Allotment> from_gpu_indices(const Node& node, const std::string& var,
 }
 
 }  // namespace
+
+Result<Allotment> from_record_indices(const Node& node, const std::string& var,
+                                      const std::string& value) {
+    // What slurmd registered when the node is its cache, else the same decision made again.
+    const std::vector<PartitionPlace> by_record = registered_record_order(node);
+    Allotment a{var, {}};
+    for (const auto& raw : split(value, ',')) {
+        const std::string token = trim(raw);
+        const auto index = parse_u64(token);
+        if (!index || *index >= by_record.size())
+            return bad_token(var, value, token,
+                             "is not one of this node's " + std::to_string(by_record.size()) +
+                                 " gres/gpu records");
+        a.partitions.push_back({by_record[*index].gpu, by_record[*index].partition, token});
+    }
+    return a;
+}
 
 DeviceOpenable open_probe(const RootFs& root) {
     // Read-only, as Slurm's 24.11 adapter probes: capability files are read-only for users,

@@ -41,6 +41,14 @@ DeviceOpenable cgroup_probe(const RootFs& root);
 std::optional<std::size_t> rocr_index(const Node& node, const AllottedPartition& part,
                                       const DeviceOpenable& openable);
 
+// Slurm's gres/gpu record indices as xpart's plugin sets them ("0,3,5" in SLURM_STEP_GPUS or
+// SLURM_JOB_GPUS) as partitions, in that order, each keeping its token: index i is record i as
+// slurmd registered it (registered_record_order, libxpart/gres_record.hpp). The one reader of
+// those indices; an empty field, a non-number or an index past the records is an error naming
+// the variable and the token.
+Result<Allotment> from_record_indices(const Node& node, const std::string& var,
+                                      const std::string& value);
+
 // Reads, first found: CUDA_VISIBLE_DEVICES (MIG-<uuid>, GPU-<uuid>, legacy
 // MIG-GPU-<uuid>/<gi>/<ci>, or an NVML index of a whole GPU), ROCR_VISIBLE_DEVICES (GPU-<hex>
 // prefix matching one XCP, or an index into the openable KFD GPU nodes), then SLURM_STEP_GPUS

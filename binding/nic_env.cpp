@@ -1,6 +1,7 @@
 #include "binding/nic_env.hpp"
 
 #include "libxpart/config_words.hpp"
+#include "libxpart/visibility.hpp"
 
 namespace xpart::launch {
 
@@ -20,17 +21,8 @@ Result<NicBind> parse_nic_bind(const std::string& value) {
 }
 
 void apply_nic_env(EnvMap& env, const Gpu& gpu, NicBind mode) {
-    if (mode == NicBind::None || gpu.nics.empty()) return;
-    const NicRoute& own = gpu.nics.front();
-    const std::string device = own.nic + ":" + std::to_string(own.port);
-    const bool override = mode == NicBind::ClosestOverride;
-    const std::pair<const char*, std::string> vars[] = {
-        {"NCCL_IB_HCA", "=" + device},
-        {"UCX_NET_DEVICES", device},
-    };
-    for (const auto& [name, value] : vars)
-        if (override || !env_get(env, name)) env[name] = value;
-    env["XPART_NIC"] = device;
+    if (mode == NicBind::None) return;
+    apply_changes(env, nic_visibility(gpu, mode == NicBind::ClosestOverride, env));
 }
 
 }  // namespace xpart::launch

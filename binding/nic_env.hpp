@@ -1,10 +1,6 @@
-// Which RDMA NIC a rank uses for GPUDirect RDMA, told in the variables the communication
-// libraries read: the first of its GPU's Gpu::nics (discovery ranked them; partitions of one
-// GPU share its PCIe position, so they share its NIC).
-//   NCCL_IB_HCA      "=mlx5_0:1"  NCCL and RCCL ('=': exactly this device, not mlx5_0*)
-//   UCX_NET_DEVICES  "mlx5_0:1"   UCX, so Open MPI's pml/ucx and MPICH's ch4:ucx
-//   XPART_NIC        "mlx5_0:1"   what xpart chose, always (for logs and scripts)
-// A variable the user already set is kept unless the mode says override.
+// Whether and how a rank is told its RDMA NIC for GPUDirect RDMA (partitions of one GPU share
+// its PCIe position, so they share its NIC). The variables and their values are written by
+// libxpart/visibility's nic_visibility, the one writer of a task's variables.
 #pragma once
 
 #include <string>

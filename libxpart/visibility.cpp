@@ -102,6 +102,17 @@ std::vector<EnvChange> prolog_visibility(const std::vector<PrologDevice>& device
             {"XPART_MIG_INSTANCES", join_list(mig)},     {"XPART_AMD_KFD_NODES", join_list(kfd)}};
 }
 
+std::vector<EnvChange> nic_visibility(const Gpu& gpu, bool override_user, const EnvMap& env) {
+    if (gpu.nics.empty()) return {};
+    const NicRoute& own = gpu.nics.front();
+    const std::string device = own.nic + ":" + std::to_string(own.port);
+    std::vector<EnvChange> out;
+    for (EnvChange c : {EnvChange{"NCCL_IB_HCA", "=" + device}, EnvChange{"UCX_NET_DEVICES", device}})
+        if (override_user || !env_get(env, c.name)) out.push_back(std::move(c));
+    out.push_back({"XPART_NIC", device});
+    return out;
+}
+
 std::vector<EnvChange> mps_daemon_visibility(const std::string& instance_uuid) {
     return {{"CUDA_VISIBLE_DEVICES", instance_uuid}};
 }

@@ -87,6 +87,13 @@ struct PrologDevice {
 // XPART_AMD_KFD_NODES; empty lists unset.
 std::vector<EnvChange> prolog_visibility(const std::vector<PrologDevice>& devices);
 
+// A rank's RDMA NIC for GPUDirect RDMA: the first of its GPU's Gpu::nics (discovery ranked
+// them), as NCCL_IB_HCA "=mlx5_0:1" (NCCL and RCCL; '=': this device, not mlx5_0*) and
+// UCX_NET_DEVICES "mlx5_0:1" (UCX: Open MPI's pml/ucx, MPICH's ch4:ucx), each unless `env`
+// already sets it and `override_user` is false; XPART_NIC "mlx5_0:1" always. A GPU without a
+// usable NIC: no change.
+std::vector<EnvChange> nic_visibility(const Gpu& gpu, bool override_user, const EnvMap& env);
+
 // An MPS control daemon serves one NVIDIA instance: CUDA_VISIBLE_DEVICES its UUID.
 std::vector<EnvChange> mps_daemon_visibility(const std::string& instance_uuid);
 

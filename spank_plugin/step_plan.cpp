@@ -44,31 +44,12 @@ Status check_uuids(const Node& node, const Allotment& a, const EnvMap& env) {
 
 }  // namespace
 
-Result<Allotment> allotment_from_records(const Node& node, const std::string& step_gpus) {
-    // What slurmd registered when the node is its cache, else the same decision made again.
-    const std::vector<PartitionPlace> by_record = registered_record_order(node);
-    Allotment a;
-    a.variable = "SLURM_STEP_GPUS";
-    for (const auto& raw : split(step_gpus, ',')) {
-        const std::string token = trim(raw);
-        auto index = parse_u64(token);
-        if (!index || *index >= by_record.size())
-            return Error{"SLURM_STEP_GPUS=" + step_gpus + ": '" + token +
-                         "' is not one of this node's " + std::to_string(by_record.size()) +
-                         " gres/gpu records"};
-        const PartitionPlace& place = by_record[*index];
-        a.partitions.push_back({place.gpu, place.partition, token});
-    }
-    if (a.partitions.empty()) return Error{"SLURM_STEP_GPUS is empty: the step has no GPU"};
-    return a;
-}
-
 Result<StepPlan> plan_step(const RootFs& root, const EnvMap& step_env, int local_tasks, StepBind bind) {
     const std::string* step_gpus = env_get(step_env, "SLURM_STEP_GPUS");
     if (!step_gpus) return Error{"the step has no GPU on this node (SLURM_STEP_GPUS unset)"};
     auto node = load_node(root);
     if (!node) return node.error();
-    auto allotment = allotment_from_records(*node, *step_gpus);
+    auto allotment = from_record_indices(*node, "SLURM_STEP_GPUS", *step_gpus);
     if (!allotment) return allotment.error();
     if (auto s = check_uuids(*node, *allotment, step_env); !s) return s.error();
 

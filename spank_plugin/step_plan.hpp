@@ -32,10 +32,6 @@ struct StepPlan {
     NicBind nic = NicBind::None;         // each task's RDMA NIC (nic_env.hpp)
 };
 
-// The step's partitions by gres record index ("0,3,5"): index i is record i as slurmd
-// registered it (registered_record_order, libxpart/gres_record.hpp).
-Result<Allotment> allotment_from_records(const Node& node, const std::string& step_gpus);
-
 // Error: one line naming what is missing or inconsistent (no cache and no discovery, no
 // SLURM_STEP_GPUS, a UUID that disagrees, more tasks than any map can place).
 Result<StepPlan> plan_step(const RootFs& root, const EnvMap& step_env, int local_tasks, StepBind bind);

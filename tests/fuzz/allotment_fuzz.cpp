@@ -12,5 +12,5 @@ XPART_FUZZ_TARGET(allotment) {
     auto openable = [](const xpart::DeviceFile& f) { return f.path.size() % 2 == 0; };
     (void)xpart::launch::resolve_allotment(node, env, openable);
     if (auto it = env.find("SLURM_STEP_GPUS"); it != env.end())
-        (void)xpart::launch::allotment_from_records(node, it->second);
+        (void)xpart::launch::from_record_indices(node, "SLURM_STEP_GPUS", it->second);
 }

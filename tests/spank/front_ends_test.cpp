@@ -83,7 +83,7 @@ TEST_P(FrontEnds, GiveARankTheSameVisibility) {
     const DeviceOpenable openable = task_openable(node, c);
 
     // The SPANK plugin: the plan from SLURM_STEP_GPUS, then each task's changes.
-    auto allotment = allotment_from_records(node, step_env.at("SLURM_STEP_GPUS"));
+    auto allotment = from_record_indices(node, "SLURM_STEP_GPUS", step_env.at("SLURM_STEP_GPUS"));
     ASSERT_TRUE(allotment) << allotment.error().message;
     StepPlan spank;
     auto spank_plan = plan_node(node, *allotment, nullptr, c.tasks, MapOptions{});

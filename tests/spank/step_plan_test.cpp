@@ -21,7 +21,7 @@ namespace {
 using fixtures::mig_uuid;
 using fixtures::nvidia_gpu_uuid;
 
-// ---- allotment_from_records ----------------------------------------------------------
+// ---- from_record_indices ----------------------------------------------------------
 
 struct Expected {
     std::size_t gpu, partition;
@@ -54,7 +54,7 @@ class AllotmentFromRecordsTest : public ::testing::TestWithParam<RecordCase> {};
 
 TEST_P(AllotmentFromRecordsTest, Resolves) {
     const RecordCase& c = GetParam();
-    auto a = allotment_from_records(c.node(), c.step_gpus);
+    auto a = from_record_indices(c.node(), "SLURM_STEP_GPUS", c.step_gpus);
     if (c.expect.empty()) {
         ASSERT_FALSE(a.ok()) << c.name;
         EXPECT_EQ(a.error().message, c.error);
@@ -83,16 +83,16 @@ const RecordCase kRecordCases[] = {
     {"amd_after_nvidia_in_listing_order", nvidia_and_amd, "4,11,3",
      {{2, 0, "4"}, {2, 7, "11"}, {1, 0, "3"}}, ""},
     {"pending_gpu_records_are_gone", mig_pending, "1", {},
-     "SLURM_STEP_GPUS=1: '1' is not one of this node's 1 gres/gpu records"},
+     "environment: SLURM_STEP_GPUS='1': token '1' is not one of this node's 1 gres/gpu records"},
     {"one_past_the_end", dgx_mixed, "2,12", {},
-     "SLURM_STEP_GPUS=2,12: '12' is not one of this node's 12 gres/gpu records"},
+     "environment: SLURM_STEP_GPUS='2,12': token '12' is not one of this node's 12 gres/gpu records"},
     {"not_a_number", dgx_one_each, "0,gpu1", {},
-     "SLURM_STEP_GPUS=0,gpu1: 'gpu1' is not one of this node's 8 gres/gpu records"},
+     "environment: SLURM_STEP_GPUS='0,gpu1': token 'gpu1' is not one of this node's 8 gres/gpu records"},
     {"negative", dgx_one_each, "-1", {},
-     "SLURM_STEP_GPUS=-1: '-1' is not one of this node's 8 gres/gpu records"},
+     "environment: SLURM_STEP_GPUS='-1': token '-1' is not one of this node's 8 gres/gpu records"},
     {"empty_field", dgx_one_each, "1,,2", {},
-     "SLURM_STEP_GPUS=1,,2: '' is not one of this node's 8 gres/gpu records"},
-    {"empty", dgx_one_each, "", {}, "SLURM_STEP_GPUS=: '' is not one of this node's 8 gres/gpu records"},
+     "environment: SLURM_STEP_GPUS='1,,2': token '' is not one of this node's 8 gres/gpu records"},
+    {"empty", dgx_one_each, "", {}, "environment: SLURM_STEP_GPUS='': token '' is not one of this node's 8 gres/gpu records"},
 };
 
 INSTANTIATE_TEST_SUITE_P(StepGpus, AllotmentFromRecordsTest, ::testing::ValuesIn(kRecordCases),
@@ -223,7 +223,7 @@ const CrossCheckCase kCrossCheckCases[] = {
     {"no_step_gpus", {{"CUDA_VISIBLE_DEVICES", mig_uuid(0, 7)}},
      "the step has no GPU on this node (SLURM_STEP_GPUS unset)"},
     {"index_beyond_the_cache", {{"SLURM_STEP_GPUS", "8"}, {"CUDA_VISIBLE_DEVICES", "x"}},
-     "SLURM_STEP_GPUS=8: '8' is not one of this node's 8 gres/gpu records"},
+     "environment: SLURM_STEP_GPUS='8': token '8' is not one of this node's 8 gres/gpu records"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Env, PlanStepCrossCheckTest, ::testing::ValuesIn(kCrossCheckCases),
@@ -244,7 +244,7 @@ std::map<std::string, std::optional<std::string>> as_map(const std::vector<EnvCh
 // A plan built by hand from step-order record indices (no cache, no topology).
 StepPlan hand_plan(const Node& node, const std::string& step_gpus, int tasks, StepBind bind) {
     StepPlan step;
-    auto a = allotment_from_records(node, step_gpus);
+    auto a = from_record_indices(node, "SLURM_STEP_GPUS", step_gpus);
     EXPECT_TRUE(a.ok()) << a.error().message;
     MapOptions options;
     options.bind = bind == StepBind::Closest ? BindPolicy::Closest : BindPolicy::None;
