@@ -13,7 +13,8 @@
 # else SLURM_JOB_GPUS: only named in the line about a survivor) (set by slurmd in the Epilog
 # environment; the node name picks slurm_<node>, the cgroup prefix of multiple-slurmd builds
 # such as Debian's; Slurm 26.05 names a job's v2 cgroup by its SLUID).
-# XPART, the xpart program, may be set in /etc/default/xpart (default: xpart on PATH).
+# XPART, the xpart program, may be set in /etc/default/xpart or /etc/default/xpart-cgroup
+# (xpart-hook.sh finds it otherwise).
 # Exits non-zero only when a process of the job outlives SIGKILL (xpart exits 5): it keeps the
 # job's device rules, so the node is not safe for the next job, and Slurm drains it ("Epilog
 # error") with xpart's line naming the pid, the cgroup and the job's GPUs in slurmd's log.
@@ -21,8 +22,7 @@
 # slurmd's log.
 set -u
 
-[ -r /etc/default/xpart ] && . /etc/default/xpart
-XPART=${XPART:-$(command -v xpart || echo /usr/local/bin/xpart)}
+. "$(dirname "$(readlink -f "$0")")/../xpart-hook.sh" xpart-cgroup
 
 gpus=${CUDA_VISIBLE_DEVICES:-${SLURM_JOB_GPUS:-}}
 "$XPART" cgroup sweep --job "$SLURM_JOB_ID" ${SLURMD_NODENAME:+--node "$SLURMD_NODENAME"} \

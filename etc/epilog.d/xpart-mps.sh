@@ -14,8 +14,7 @@
 # job, and Slurm drains it ("Epilog error") with that line in slurmd's log.
 set -u
 
-[ -r /etc/default/xpart-mps ] && . /etc/default/xpart-mps
-XPART=${XPART:-$(command -v xpart || echo /usr/local/bin/xpart)}
+. "$(dirname "$(readlink -f "$0")")/../xpart-hook.sh" xpart-mps
 
 status=0
 "$XPART" mps stop --job-id "$SLURM_JOB_ID" || status=1

@@ -8,7 +8,7 @@
 #
 # Which jobs get MPS: those submitted with a constraint naming the node feature "xpart-mps"
 # (sbatch --constraint=xpart-mps; add Features=xpart-mps to the GPU nodes), or every GPU job
-# when XPART_MPS_PROLOG=always is set in /etc/default/xpart-mps.
+# when XPART_MPS_PROLOG=always is set in /etc/default/xpart (or /etc/default/xpart-mps).
 #
 # What it reads (Slurm sets these in the Prolog environment; users cannot): SLURM_JOB_ID,
 # SLURM_JOB_UID, SLURM_JOB_GID, SLURM_JOB_CONSTRAINTS, and the job's partitions from
@@ -21,8 +21,7 @@
 # ranks fail with that line, and the job's other work runs.
 set -u
 
-[ -r /etc/default/xpart-mps ] && . /etc/default/xpart-mps
-XPART=${XPART:-$(command -v xpart || echo /usr/local/bin/xpart)}
+. "$(dirname "$(readlink -f "$0")")/../xpart-hook.sh" xpart-mps
 
 # A job without GPUs on this node has nothing to serve.
 [ -n "${CUDA_VISIBLE_DEVICES:-}${SLURM_JOB_GPUS:-}" ] || exit 0

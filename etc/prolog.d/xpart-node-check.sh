@@ -10,14 +10,13 @@
 # The admin's fix is to register the node as it is now: restart slurmd (or scontrol
 # reconfigure), then `scontrol update NodeName=<node> State=RESUME`.
 #
-# Settings, from /etc/default/xpart-node-check when present (the Prolog environment is
+# Settings, from /etc/default/xpart or /etc/default/xpart-node-check (the Prolog environment is
 # Slurm's, not slurmd's): XPART (the xpart binary), XPART_ROOT and XPART_NVML_LIBRARY (as
 # slurmd has them, for a simulated node), XPART_NODE_CHECK_ARGS (e.g. "--vendor nvidia" when
 # xpart.conf says Vendors=nvidia).
 set -u
 
-[ -r /etc/default/xpart-node-check ] && . /etc/default/xpart-node-check
-XPART=${XPART:-$(command -v xpart || echo /usr/local/bin/xpart)}
+. "$(dirname "$(readlink -f "$0")")/../xpart-hook.sh" xpart-node-check
 export XPART_ROOT XPART_NVML_LIBRARY 2>/dev/null
 
 # shellcheck disable=SC2086 # XPART_NODE_CHECK_ARGS is a list of options

@@ -11,15 +11,14 @@
 #
 # A reboot that is not a reshape runs XPART_REBOOT_FALLBACK (default: none, so nothing reboots
 # by surprise; set it to e.g. "systemctl reboot" where this program serves both).
-# Settings, from /etc/default/xpart-reshape when present, else slurmd's environment: XPART
-# (the xpart binary), XPART_ROOT and XPART_NVML_LIBRARY (simulated nodes), XPART_RESHAPE_ARGS
+# Settings, from /etc/default/xpart or /etc/default/xpart-reshape when present, else slurmd's
+# environment: XPART (the xpart binary), XPART_ROOT and XPART_NVML_LIBRARY (simulated nodes), XPART_RESHAPE_ARGS
 # (e.g. "--xpart-conf /etc/slurm/xpart.conf"), XPART_SLURMD_START (how slurmd is started as a
 # NodeName: default "slurmd -b -N", which daemonizes), XPART_RESHAPE_LOG (a file each line is
 # appended to, besides syslog; slurmd started as the sibling inherits it).
 set -u
 
-[ -r /etc/default/xpart-reshape ] && . /etc/default/xpart-reshape
-XPART=${XPART:-$(command -v xpart || echo /usr/bin/xpart)}
+. "$(dirname "$(readlink -f "$0")")/../xpart-hook.sh" xpart-reshape
 export XPART_ROOT XPART_NVML_LIBRARY 2>/dev/null
 log() {
   logger -t xpart-reboot -- "$*" 2>/dev/null || true

@@ -10,13 +10,12 @@
 # A detached `xpart reshape-request watch` per host withdraws a request whose jobs are gone
 # and asks for a queued one, should a hook that does it have been killed.
 # It returns at once: Slurm waits ResumeTimeout for the sibling to register. Runs as SlurmUser
-# on the controller; XPART may come from /etc/default/xpart-reshape.
+# on the controller; XPART may come from /etc/default/xpart (or xpart-reshape).
 set -u
 # Slurm runs it with every descriptor closed: a pipe bash opens could take fd 0, 1 or 2.
 for fd in 0 1 2; do [ -e /proc/self/fd/$fd ] || eval "exec $fd<>/dev/null"; done
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin  # Slurm passes no PATH
-[ -r /etc/default/xpart-reshape ] && . /etc/default/xpart-reshape
-XPART=${XPART:-$(command -v xpart || echo /usr/bin/xpart)}
+. "$(dirname "$(readlink -f "$0")")/../xpart-hook.sh" xpart-reshape
 say() { [ -z "$1" ] || { echo "$1" >&2; logger -t xpart-resume -- "$1" 2>/dev/null; }; }
 if [ "${1:-}" = --watch ]; then say "$("$XPART" reshape-request watch "$2" 2>&1)"; exit 0; fi
 out=$("$XPART" reshape-request resume "${1:?usage: xpart-resume.sh <nodelist>}" 2>&1)

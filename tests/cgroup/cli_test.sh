@@ -142,12 +142,17 @@ check "sweep --job of an unknown job (output)" "" "$out"
 check "sweep --job of an unknown job (exit 0)" 0 "$rc"
 
 # The shipped Epilog passes Slurm's variables through, the SLUID only where Slurm sets one
-# (26.05). A stand-in xpart records its arguments; the copy run reads no /etc/default/xpart.
+# (26.05). A stand-in xpart records its arguments; the copy run (with the hooks' library
+# beside it, as installed) reads no /etc/default file.
 # The stand-in exits with $STUB_RC: 5 (a process outlived SIGKILL) fails the Epilog, so Slurm
 # drains the node; any other failure does not.
 stub=$(mktemp -d); printf '#!/bin/sh\necho "$@" >>%s/args\nexit ${STUB_RC:-0}\n' "$stub" >"$stub/xpart"; chmod +x "$stub/xpart"
-sed "s|/etc/default/xpart|$stub/no-defaults|g" "${XPART_SRCDIR:?}/etc/epilog.d/xpart-cgroup.sh" >"$stub/epilog.sh"
-epilog() { env -i PATH=/usr/bin:/bin XPART="$stub/xpart" SLURM_JOB_ID=7 SLURMD_NODENAME=n1 "$@" bash "$stub/epilog.sh"; }
+mkdir "$stub/epilog.d"
+sed "s|/etc/default/|$stub/no-defaults/|g" "${XPART_SRCDIR:?}/etc/xpart-hook.sh" >"$stub/xpart-hook.sh"
+cat "$stub/xpart-hook.sh" "${XPART_SRCDIR:?}/etc/epilog.d/xpart-cgroup.sh" | grep -v '^ *#' | grep -q /etc/default &&
+  { echo "FAIL: the Epilog or its library reads /etc/default beyond the copy's reach" >&2; exit 1; }
+cp "${XPART_SRCDIR:?}/etc/epilog.d/xpart-cgroup.sh" "$stub/epilog.d/epilog.sh"
+epilog() { env -i PATH=/usr/bin:/bin XPART="$stub/xpart" SLURM_JOB_ID=7 SLURMD_NODENAME=n1 "$@" bash "$stub/epilog.d/epilog.sh"; }
 epilog; epilog SLURM_JOB_SLUID=s0123456789ABC; epilog CUDA_VISIBLE_DEVICES=MIG-a,MIG-b; epilog SLURM_JOB_GPUS=0,1
 check "Epilog's sweep arguments, without and with a SLUID, with the job's GPUs" \
     "$(printf 'cgroup sweep --job 7 --node n1\ncgroup sweep --job 7 --node n1 --sluid s0123456789ABC\ncgroup sweep --job 7 --node n1 --gpus MIG-a,MIG-b\ncgroup sweep --job 7 --node n1 --gpus 0,1')" \

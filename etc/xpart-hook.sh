@@ -1,0 +1,11 @@
+# Sourced first by each of xpart's Slurm hooks, from beside them (the package installs them
+# together under /usr/share/xpart/hooks/etc: link a hook into place rather than copy it):
+#   . "$(dirname "$(readlink -f "$0")")/../xpart-hook.sh" SETTINGS
+# Reads /etc/default/xpart, every hook's settings, then /etc/default/SETTINGS when given
+# (xpart-mps, xpart-node-check, xpart-reshape: the older per-hook files), and finds the xpart
+# program: XPART when set, else xpart on PATH, else /usr/bin/xpart, else /usr/local/bin/xpart.
+[ -r /etc/default/xpart ] && . /etc/default/xpart
+[ -n "${1:-}" ] && [ -r "/etc/default/$1" ] && . "/etc/default/$1"
+if [ -z "${XPART:-}" ]; then
+  XPART=$(command -v xpart) || { XPART=/usr/bin/xpart; [ -x "$XPART" ] || XPART=/usr/local/bin/xpart; }
+fi
