@@ -55,9 +55,8 @@ int run_launch(LaunchArgs a, const GlobalOptions& global) {
                       << session->cgroup()->path() << "\n";
     }
     if (!session->supervised()) {
-        std::string error;
-        int rc = exec_program(a.command, session->env(), error);
-        return fail(error, rc);
+        const ExecFailure failed = exec_program(a.command, session->env());
+        return fail(failed.message, failed.exit_status);
     }
     const std::string who = std::string(kWho) + ": rank " + std::to_string(session->rank().rank);
     int rc = run_supervised(a.command, session->env(), session->health(), who, session->before_exec());

@@ -18,11 +18,8 @@ constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2
 
 }  // namespace
 
-int exec_program(const std::vector<std::string>& argv, const EnvMap& env, std::string& error) {
-    if (argv.empty()) {
-        error = "no program given (put it after --)";
-        return 2;
-    }
+ExecFailure exec_program(const std::vector<std::string>& argv, const EnvMap& env) {
+    if (argv.empty()) return {2, "no program given (put it after --)"};
     std::vector<std::string> envs = env_to_strings(env);
     std::vector<char*> cargv, cenvp;
     for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
@@ -31,9 +28,8 @@ int exec_program(const std::vector<std::string>& argv, const EnvMap& env, std::s
     cenvp.push_back(nullptr);
     // execvpe searches the PATH of the calling process: the program's PATH is the same one.
     execvpe(cargv[0], cargv.data(), cenvp.data());
-    int err = errno;
-    error = argv[0] + ": " + std::strerror(err);
-    return err == ENOENT ? 127 : 126;
+    const int err = errno;
+    return {err == ENOENT ? 127 : 126, argv[0] + ": " + std::strerror(err)};
 }
 
 int run_supervised(const std::vector<std::string>& argv, const EnvMap& env,
@@ -58,10 +54,9 @@ int run_supervised(const std::vector<std::string>& argv, const EnvMap& env,
                 std::cerr << who << ": " << s.error().message << "\n";
                 _exit(1);
             }
-        std::string error;
-        int rc = exec_program(argv, env, error);
-        std::cerr << who << ": " << error << "\n";
-        _exit(rc);
+        const ExecFailure failed = exec_program(argv, env);
+        std::cerr << who << ": " << failed.message << "\n";
+        _exit(failed.exit_status);
     }
 
     using Clock = std::chrono::steady_clock;

@@ -14,9 +14,14 @@
 
 namespace xpart::launch {
 
-// Replaces this process with argv[0] (PATH search in `env`'s PATH). Returns only on failure:
-// the exit status to use (127 not found, 126 otherwise); `error` says why.
-int exec_program(const std::vector<std::string>& argv, const EnvMap& env, std::string& error);
+// Why exec_program returned: the exit status to use and the line that says why.
+struct ExecFailure {
+    int exit_status = 126;  // 127: not found; 126: found but not run; 2: no program given
+    std::string message;
+};
+
+// Replaces this process with argv[0] (PATH search in `env`'s PATH). Returns only on failure.
+ExecFailure exec_program(const std::vector<std::string>& argv, const EnvMap& env);
 
 // Returns the message when the watched resource is gone, else nullopt. Polled every 200 ms.
 using HealthCheck = std::function<std::optional<std::string>()>;
