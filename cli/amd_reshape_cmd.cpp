@@ -7,8 +7,8 @@
 #include "cli/discovery_args.hpp"
 #include "cli/exit_status.hpp"
 #include "cli/slice_picture.hpp"
-#include "libxpart/amd_partition.hpp"
-#include "libxpart/mig_geometry.hpp"
+#include "libxpart/amd/amd_partition.hpp"
+#include "libxpart/nvidia/mig_geometry.hpp"
 
 namespace xpart::cli {
 

@@ -1,5 +1,5 @@
 // `xpart reshape` for AMD Instinct GPUs: the compute partition mode of every partitionable
-// AMD GPU (or one, --gpu), through libxpart/amd_reshape. geometry_cmd.cpp sends a target here
+// AMD GPU (or one, --gpu), through libxpart/reshape/amd_reshape. geometry_cmd.cpp sends a target here
 // when it names a mode ("cpx", "cpx.nps4"), or when the --slurm-node's Gres types do.
 #pragma once
 
@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.hpp"
-#include "libxpart/amd_reshape.hpp"
-#include "libxpart/gpu_request.hpp"
+#include "libxpart/reshape/amd_reshape.hpp"
+#include "libxpart/slurm_text/gpu_request.hpp"
 
 namespace xpart::cli {
 

@@ -19,10 +19,10 @@
 #include "cli/siblings.hpp"
 #include "libxpart/defaults.hpp"
 #include "libxpart/discovery.hpp"
-#include "libxpart/gres_conf.hpp"
+#include "libxpart/slurm_text/gres_conf.hpp"
 #include "libxpart/node_json.hpp"
 #include "libxpart/rdma_nics.hpp"
-#include "libxpart/slurmd_node_name.hpp"
+#include "libxpart/slurm_text/slurmd_node_name.hpp"
 
 namespace xpart::cli {
 

@@ -4,7 +4,7 @@
 #include <set>
 #include <vector>
 
-#include "libxpart/gres_conf.hpp"
+#include "libxpart/slurm_text/gres_conf.hpp"
 #include "libxpart/text.hpp"
 
 namespace xpart::cli {

@@ -2,7 +2,7 @@
 // and the geometries it could take (the site's named ones from xpart.conf Geometry=, and each
 // profile alone); with --gres, only those that would serve the request.
 // `xpart reshape <geometry>` (root): reshapes GPUs to a named or written geometry through
-// libxpart/mig_reshape (reshape_and_verify: a result discovery, as slurmd would see it, does
+// libxpart/reshape/mig_reshape (reshape_and_verify: a result discovery, as slurmd would see it, does
 // not confirm is undone); --dry-run draws its plan (plan_reshape) and changes nothing.
 #include <unistd.h>
 
@@ -22,11 +22,11 @@
 #include "cli/slice_picture.hpp"
 #include "libxpart/defaults.hpp"
 #include "libxpart/discovery.hpp"
-#include "libxpart/gpu_request.hpp"
-#include "libxpart/mig_reshape.hpp"
-#include "libxpart/nvidia_presence.hpp"
+#include "libxpart/slurm_text/gpu_request.hpp"
+#include "libxpart/reshape/mig_reshape.hpp"
+#include "libxpart/nvidia/nvidia_presence.hpp"
 #include "libxpart/text.hpp"
-#include "libxpart/xpart_conf.hpp"
+#include "libxpart/gres/xpart_conf.hpp"
 
 namespace xpart::cli {
 

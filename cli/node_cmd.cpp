@@ -10,7 +10,7 @@
 #include "cli/discovery_args.hpp"
 #include "cli/exit_status.hpp"
 #include "libxpart/discovery.hpp"
-#include "libxpart/gres_check.hpp"
+#include "libxpart/gres/gres_check.hpp"
 #include "libxpart/node_cache.hpp"
 #include "libxpart/node_compare.hpp"
 

@@ -1,6 +1,6 @@
 #include "cli/nvml_geometry.hpp"
 
-#include "libxpart/mig_geometry.hpp"
+#include "libxpart/nvidia/mig_geometry.hpp"
 
 namespace xpart::cli {
 

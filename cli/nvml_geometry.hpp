@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "libxpart/mig_reshape.hpp"
-#include "libxpart/xpart_conf.hpp"
+#include "libxpart/reshape/mig_reshape.hpp"
+#include "libxpart/gres/xpart_conf.hpp"
 
 namespace xpart::cli {
 

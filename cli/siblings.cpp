@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "cli/nvml_geometry.hpp"
-#include "libxpart/amd_partition.hpp"
-#include "libxpart/amd_reshape.hpp"
-#include "libxpart/mig_geometry.hpp"
+#include "libxpart/amd/amd_partition.hpp"
+#include "libxpart/reshape/amd_reshape.hpp"
+#include "libxpart/nvidia/mig_geometry.hpp"
 #include "libxpart/text.hpp"
 
 namespace xpart::cli {

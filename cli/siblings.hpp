@@ -1,5 +1,5 @@
 // `xpart discover --siblings`: the geometries this host may take, as the reshape flow's sibling
-// NodeNames (libxpart/reshape_siblings): MIG geometries from NVML (the site's Geometry= names
+// NodeNames (libxpart/slurm_text/reshape_siblings): MIG geometries from NVML (the site's Geometry= names
 // that fit, then each profile alone), AMD modes from amdgpu's offer that the memory partition
 // allows. Every partitionable GPU of the host takes the same geometry, as
 // `xpart reshape --slurm-node` does.
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "libxpart/reshape_siblings.hpp"
-#include "libxpart/xpart_conf.hpp"
+#include "libxpart/slurm_text/reshape_siblings.hpp"
+#include "libxpart/gres/xpart_conf.hpp"
 
 namespace xpart::cli {
 

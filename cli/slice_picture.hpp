@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "libxpart/mig_geometry.hpp"
-#include "libxpart/mig_reshape.hpp"
+#include "libxpart/nvidia/mig_geometry.hpp"
+#include "libxpart/reshape/mig_reshape.hpp"
 #include "libxpart/node.hpp"
 
 namespace xpart::cli {

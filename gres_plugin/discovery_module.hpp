@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "libxpart/gres_node.hpp"
+#include "libxpart/gres/gres_node.hpp"
 #include "libxpart/slurm_type_naming.hpp"
-#include "libxpart/xpart_conf.hpp"
+#include "libxpart/gres/xpart_conf.hpp"
 
 namespace xpart::slurm {
 

@@ -17,11 +17,11 @@
 #include "gres_plugin/discovery_module.hpp"
 #include "libxpart/c_boundary.hpp"
 #include "libxpart/device_probe.hpp"
-#include "libxpart/gres_check.hpp"
-#include "libxpart/slurmd_node_name.hpp"
-#include "libxpart/gres_env.hpp"
+#include "libxpart/gres/gres_check.hpp"
+#include "libxpart/slurm_text/slurmd_node_name.hpp"
+#include "libxpart/gres/gres_env.hpp"
 #include "libxpart/gres_record.hpp"
-#include "libxpart/xpart_conf.hpp"
+#include "libxpart/gres/xpart_conf.hpp"
 
 const char plugin_name[] = "xpart gres/gpu plugin (NVIDIA MIG, AMD XCP)";
 const char plugin_type[] = "gres/gpu";

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "libxpart/gres_node.hpp"
+#include "libxpart/gres/gres_node.hpp"
 #include "libxpart/gres_record.hpp"
-#include "libxpart/xpart_conf.hpp"
+#include "libxpart/gres/xpart_conf.hpp"
 
 namespace {
 

@@ -32,7 +32,7 @@ int load_devices(struct xlist* gres_conf_list, const char* name, node_config_loa
 void send_devices(buf_t* buffer, struct xlist* devices);
 void recv_devices(buf_t* buffer, struct xlist** devices);
 
-// Whether the core's model of Slurm's per-task GPU rule (libxpart/gres_bind) is this
+// Whether the core's model of Slurm's per-task GPU rule (libxpart/gres/gres_bind) is this
 // series' rule: 22.05's is; 24.11's and later are not modelled yet
 // (TaskBinding::slurm_rule_modelled).
 extern const bool kTaskRuleModelled;

@@ -13,7 +13,7 @@
 namespace xpart {
 
 // A small sysfs attribute whose text says which partition the node holds now: compared at
-// step launch with one read() (libxpart/gres_check.cpp), as a stat() cannot see a partition
+// step launch with one read() (libxpart/gres/gres_check.cpp), as a stat() cannot see a partition
 // re-made in place (an AMD compute-mode switch re-creates every XCP of the GPU under the
 // same KFD node ids and render nodes).
 enum class ContentKind {

@@ -1,7 +1,7 @@
 // The visibility model: the one place that decides what the vendor variables say for the
 // partitions a process is given (CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES,
 // HIP_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL) and the XPART_* partition variables beside them.
-// The gres plugin (libxpart/gres_env.cpp), `xpart launch` and the SPANK plugin
+// The gres plugin (libxpart/gres/gres_env.cpp), `xpart launch` and the SPANK plugin
 // (binding/rank_plan.cpp narrow_env) only apply what it returns, so the front ends cannot
 // drift apart.
 #pragma once
@@ -13,9 +13,15 @@
 
 #include "libxpart/env_map.hpp"
 #include "libxpart/node.hpp"
-#include "libxpart/xpart_conf.hpp"
 
 namespace xpart {
+
+// How ROCR_VISIBLE_DEVICES names an AMD partition (xpart.conf AmdIndexMode=).
+enum class AmdIndexMode {
+    Index,  // position as the ROCm runtime counts it (default: the only form that is
+            // unambiguous before ROCm 7, where all XCPs of one GPU share one UUID)
+    Uuid,   // the partition's UUID (ROCm 7 and later give each XCP its own)
+};
 
 // One variable to set (value) or to unset (nullopt).
 struct EnvChange {

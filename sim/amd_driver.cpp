@@ -11,9 +11,9 @@
 #include <cstring>
 #include <map>
 
-#include "libxpart/amd_models.hpp"
-#include "libxpart/amd_partition.hpp"
-#include "libxpart/amd_reshape.hpp"
+#include "libxpart/amd/amd_models.hpp"
+#include "libxpart/amd/amd_partition.hpp"
+#include "libxpart/reshape/amd_reshape.hpp"
 #include "libxpart/root_fs.hpp"
 #include "libxpart/text.hpp"
 #include "sim/amd_relayout.hpp"

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <set>
 
-#include "libxpart/amd_models.hpp"
-#include "libxpart/amd_partition.hpp"
+#include "libxpart/amd/amd_models.hpp"
+#include "libxpart/amd/amd_partition.hpp"
 #include "libxpart/text.hpp"
 #include "sim/spec_parse.hpp"
 

@@ -5,8 +5,8 @@
 // (tests/fixtures/real/kfd).
 #include <set>
 
-#include "libxpart/amd_models.hpp"
-#include "libxpart/amd_partition.hpp"
+#include "libxpart/amd/amd_models.hpp"
+#include "libxpart/amd/amd_partition.hpp"
 #include "libxpart/text.hpp"
 #include "sim/pcie_layout.hpp"
 #include "sim/tree.hpp"

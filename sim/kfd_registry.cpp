@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "libxpart/amd_kfd.hpp"
+#include "libxpart/amd/amd_kfd.hpp"
 #include "libxpart/text.hpp"
 #include "sim/spec_pcie.hpp"
 #include "sim/tree.hpp"

@@ -19,7 +19,7 @@ namespace xpart::sim {
 enum class XcpNaming { Dot, Underscore };
 
 struct AmdGpuSpec {
-    std::string model;                      // "MI300X" (a name of libxpart/amd_models.hpp)
+    std::string model;                      // "MI300X" (a name of libxpart/amd/amd_models.hpp)
     std::uint64_t unique_id = 0;
     unsigned domain = 0;
     unsigned bus = 0;                        // from pci_bus_id "dddd:bb:00.0"

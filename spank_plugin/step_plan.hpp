@@ -18,7 +18,7 @@
 #include "binding/nic_env.hpp"
 #include "binding/rank_plan.hpp"
 #include "spank_plugin/step_options.hpp"
-#include "libxpart/gres_env.hpp"
+#include "libxpart/gres/gres_env.hpp"
 #include "libxpart/node.hpp"
 #include "libxpart/root_fs.hpp"
 

@@ -11,9 +11,9 @@
 #include <memory>
 #include <regex>
 
-#include "libxpart/gres_conf.hpp"
-#include "libxpart/gres_node.hpp"
-#include "libxpart/reshape_siblings.hpp"
+#include "libxpart/slurm_text/gres_conf.hpp"
+#include "libxpart/gres/gres_node.hpp"
+#include "libxpart/slurm_text/reshape_siblings.hpp"
 #include "libxpart/node_json.hpp"
 #include "libxpart/text.hpp"
 #include "tests/cli/run_command.hpp"

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/discover_table.hpp"
-#include "libxpart/gres_conf.hpp"
+#include "libxpart/slurm_text/gres_conf.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 
 namespace xpart::cli {

@@ -6,8 +6,8 @@
 
 #include "spank_plugin/step_options.hpp"
 #include "libxpart/discovery.hpp"
-#include "libxpart/gres_conf.hpp"
-#include "libxpart/xpart_conf.hpp"
+#include "libxpart/slurm_text/gres_conf.hpp"
+#include "libxpart/gres/xpart_conf.hpp"
 #include "tests/nvidia_sim_root.hpp"
 
 namespace xpart {

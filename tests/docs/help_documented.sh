@@ -72,8 +72,8 @@ for expected in "xpart discover" "xpart cgroup apply" "xpart cgroup show" "xpart
 done
 
 # Every key the parser accepts (its `key == "..."` branches), case-insensitively as Key=.
-keys=$(grep -oE 'key == "[a-z]+"' "$S/libxpart/xpart_conf.cpp" | cut -d'"' -f2 | sort -u)
-check "keys found in libxpart/xpart_conf.cpp" test "$(wc -w <<<"$keys")" -ge 6
+keys=$(grep -oE 'key == "[a-z]+"' "$S/libxpart/gres/xpart_conf.cpp" | cut -d'"' -f2 | sort -u)
+check "keys found in libxpart/gres/xpart_conf.cpp" test "$(wc -w <<<"$keys")" -ge 6
 for key in $keys; do
     check "xpart.conf key $key missing from man/xpart.conf.5" \
         grep -qiE "^\.(B|BI|TP).*(^|[^a-z])$key=" <<<"$conf_man"

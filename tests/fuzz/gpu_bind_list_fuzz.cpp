@@ -1,6 +1,6 @@
 // --gpu-bind=map_gpu:/mask_gpu: lists (from SLURMD_TRES_BIND). The first two bytes choose the
 // task's local id and the node's GPU count (0..79: past 64, where the 32-bit shift wraps).
-#include "libxpart/gpu_bind_list.hpp"
+#include "libxpart/slurm_text/gpu_bind_list.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 XPART_FUZZ_TARGET(gpu_bind_list) {

@@ -1,5 +1,5 @@
 // gres.conf: the admin's file, read by the plugin at every slurmd start.
-#include "libxpart/gres_conf.hpp"
+#include "libxpart/slurm_text/gres_conf.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 XPART_FUZZ_TARGET(gres_conf) {

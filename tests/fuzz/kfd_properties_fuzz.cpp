@@ -1,5 +1,5 @@
 // KFD topology `properties` files (nodes, mem_banks, io_links).
-#include "libxpart/amd_kfd.hpp"
+#include "libxpart/amd/amd_kfd.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 XPART_FUZZ_TARGET(kfd_properties) {

@@ -1,5 +1,5 @@
 // /proc/driver/nvidia-caps/mig-minors.
-#include "libxpart/nvidia_procfs.hpp"
+#include "libxpart/nvidia/nvidia_procfs.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 XPART_FUZZ_TARGET(mig_minors) {

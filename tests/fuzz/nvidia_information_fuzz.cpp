@@ -1,6 +1,6 @@
 // /proc/driver/nvidia/gpus/<bdf>/information and a MIG capability file (`DeviceFileMinor:`),
 // read through a RootFs as discovery reads them.
-#include "libxpart/nvidia_procfs.hpp"
+#include "libxpart/nvidia/nvidia_procfs.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 XPART_FUZZ_TARGET(nvidia_information) {

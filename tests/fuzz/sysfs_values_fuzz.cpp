@@ -1,6 +1,6 @@
 // One-value sysfs files and paths: AMD current_compute_partition and current_memory_partition,
 // PCI device paths (link targets), partition mode and PCI path names, decimal numbers.
-#include "libxpart/amd_partition.hpp"
+#include "libxpart/amd/amd_partition.hpp"
 #include "libxpart/pci_topology.hpp"
 #include "libxpart/text.hpp"
 #include "tests/fuzz/fuzz_target.hpp"

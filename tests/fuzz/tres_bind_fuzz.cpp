@@ -1,5 +1,5 @@
 // SLURMD_TRES_BIND, as slurmd hands it to the plugin and the launcher.
-#include "libxpart/tres_bind.hpp"
+#include "libxpart/slurm_text/tres_bind.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 XPART_FUZZ_TARGET(tres_bind) {

@@ -1,5 +1,5 @@
 // xpart.conf, beside slurm.conf.
-#include "libxpart/xpart_conf.hpp"
+#include "libxpart/gres/xpart_conf.hpp"
 #include "tests/fuzz/fuzz_target.hpp"
 
 XPART_FUZZ_TARGET(xpart_conf) {

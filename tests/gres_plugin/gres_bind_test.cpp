@@ -3,7 +3,7 @@
 // hands task_set_env, its CPU mask). Rows marked "seen" were observed on a real slurmd.
 #include <gtest/gtest.h>
 
-#include "libxpart/gres_bind.hpp"
+#include "libxpart/gres/gres_bind.hpp"
 
 namespace xpart {
 namespace {

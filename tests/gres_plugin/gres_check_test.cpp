@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "libxpart/gres_check.hpp"
+#include "libxpart/gres/gres_check.hpp"
 #include "tests/case_name.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 

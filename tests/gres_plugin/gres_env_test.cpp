@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "libxpart/gres_env.hpp"
+#include "libxpart/gres/gres_env.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 
 namespace xpart {

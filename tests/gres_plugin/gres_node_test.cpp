@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "libxpart/gres_check.hpp"
-#include "libxpart/gres_node.hpp"
+#include "libxpart/gres/gres_check.hpp"
+#include "libxpart/gres/gres_node.hpp"
 #include "libxpart/node_cache.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 

@@ -2,8 +2,8 @@
 // task gets, including the x86 behaviour of the mask bound on nodes of 32 GPUs or more.
 #include <gtest/gtest.h>
 
-#include "libxpart/gpu_bind_list.hpp"
-#include "libxpart/tres_bind.hpp"
+#include "libxpart/slurm_text/gpu_bind_list.hpp"
+#include "libxpart/slurm_text/tres_bind.hpp"
 
 namespace xpart {
 namespace {

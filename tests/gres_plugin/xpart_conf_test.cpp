@@ -2,7 +2,7 @@
 
 #include <fstream>
 
-#include "libxpart/xpart_conf.hpp"
+#include "libxpart/gres/xpart_conf.hpp"
 
 namespace xpart {
 namespace {

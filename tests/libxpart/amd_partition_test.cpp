@@ -1,9 +1,9 @@
 // Pure AMD helpers: KFD properties parsing, mode inference, type names, render-link ownership.
 #include <gtest/gtest.h>
 
-#include "libxpart/amd_kfd.hpp"
-#include "libxpart/amd_models.hpp"
-#include "libxpart/amd_partition.hpp"
+#include "libxpart/amd/amd_kfd.hpp"
+#include "libxpart/amd/amd_models.hpp"
+#include "libxpart/amd/amd_partition.hpp"
 
 namespace xpart {
 namespace {

@@ -1,4 +1,4 @@
-// AMD compute partition switches (libxpart/amd_reshape): the target words, which modes a memory
+// AMD compute partition switches (libxpart/reshape/amd_reshape): the target words, which modes a memory
 // partition allows, the KFD process check, and every refusal of reshape_amd_gpu on a simulated
 // MI300X, each leaving the GPU as it was. The switch itself needs the driver that xpart-sim
 // plays (tests/cli/amd_reshape_test).
@@ -6,7 +6,7 @@
 
 #include <functional>
 
-#include "libxpart/amd_reshape.hpp"
+#include "libxpart/reshape/amd_reshape.hpp"
 #include "libxpart/text.hpp"
 #include "tests/libxpart/amd_temp_root.hpp"
 

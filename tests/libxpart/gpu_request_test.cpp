@@ -2,7 +2,7 @@
 // lines of Slurm 22.05 ("gres:gpu:...") and 24.11 ("gres/gpu:...").
 #include <gtest/gtest.h>
 
-#include "libxpart/gpu_request.hpp"
+#include "libxpart/slurm_text/gpu_request.hpp"
 
 namespace xpart {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "libxpart/gres_conf.hpp"
+#include "libxpart/slurm_text/gres_conf.hpp"
 #include "libxpart/text.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 

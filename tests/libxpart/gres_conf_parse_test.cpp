@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "libxpart/gres_conf.hpp"
+#include "libxpart/slurm_text/gres_conf.hpp"
 
 namespace xpart {
 namespace {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "libxpart/discovery.hpp"
-#include "libxpart/gres_conf.hpp"
+#include "libxpart/slurm_text/gres_conf.hpp"
 #include "tests/nvidia_sim_root.hpp"
 
 namespace xpart {

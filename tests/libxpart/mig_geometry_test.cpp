@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "libxpart/mig_geometry.hpp"
-#include "libxpart/xpart_conf.hpp"
+#include "libxpart/nvidia/mig_geometry.hpp"
+#include "libxpart/gres/xpart_conf.hpp"
 #include "tests/fixtures/h100_mig_profiles.hpp"
 
 namespace xpart {

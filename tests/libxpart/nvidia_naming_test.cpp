@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "libxpart/mig_naming.hpp"
+#include "libxpart/nvidia/mig_naming.hpp"
 #include "sim/nvidia_profiles.hpp"
 
 namespace xpart {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "libxpart/nvidia_procfs.hpp"
+#include "libxpart/nvidia/nvidia_procfs.hpp"
 
 namespace xpart {
 namespace {

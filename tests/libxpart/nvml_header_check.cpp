@@ -1,4 +1,4 @@
-// Our NVML layouts and constants (libxpart/nvml.hpp) against NVIDIA's real nvml.h, which the
+// Our NVML layouts and constants (libxpart/nvidia/nvml.hpp) against NVIDIA's real nvml.h, which the
 // product never includes: compiled only by tests/libxpart/nvml_header_test. A struct field at
 // another offset would make NVML write over our stack; a wrong constant would misread a mode.
 #include <nvml.h>
@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "libxpart/nvml.hpp"
-#include "libxpart/nvml_mig.hpp"
+#include "libxpart/nvidia/nvml.hpp"
+#include "libxpart/nvidia/nvml_mig.hpp"
 
 namespace n = xpart::nvml;
 
@@ -42,7 +42,7 @@ SAME_FIELD(n::Memory, nvmlMemory_t, total);
 SAME_FIELD(n::Memory, nvmlMemory_t, free);
 SAME_FIELD(n::Memory, nvmlMemory_t, used);
 
-// MIG management (libxpart/nvml_mig.hpp).
+// MIG management (libxpart/nvidia/nvml_mig.hpp).
 static_assert(sizeof(n::GiProfileInfoV2) == sizeof(nvmlGpuInstanceProfileInfo_v2_t), "profile info v2 size");
 SAME_FIELD(n::GiProfileInfoV2, nvmlGpuInstanceProfileInfo_v2_t, version);
 SAME_FIELD(n::GiProfileInfoV2, nvmlGpuInstanceProfileInfo_v2_t, id);

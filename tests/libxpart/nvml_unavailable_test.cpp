@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "libxpart/discovery.hpp"
-#include "libxpart/nvidia_presence.hpp"
+#include "libxpart/nvidia/nvidia_presence.hpp"
 #include "tests/nvidia_sim_root.hpp"
 
 namespace xpart {

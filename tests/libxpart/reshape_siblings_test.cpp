@@ -1,4 +1,4 @@
-// The reshape flow's sibling NodeNames of a host (libxpart/reshape_siblings): their names,
+// The reshape flow's sibling NodeNames of a host (libxpart/slurm_text/reshape_siblings): their names,
 // slurm.conf lines (the current geometry first and up, the others powered down, each GPU's
 // share counted for the host) and gres.conf lines; and that `xpart reshape --slurm-node` reads
 // back from a generated line the geometry it was made from (node_gpu_geometry).
@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "libxpart/gpu_request.hpp"
-#include "libxpart/reshape_siblings.hpp"
+#include "libxpart/slurm_text/gpu_request.hpp"
+#include "libxpart/slurm_text/reshape_siblings.hpp"
 
 namespace xpart {
 namespace {

@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "libxpart/discovery.hpp"
-#include "libxpart/gres_node.hpp"
+#include "libxpart/gres/gres_node.hpp"
 #include "libxpart/slurm_type_naming.hpp"
 #include "sim/nvidia_profiles.hpp"
 #include "tests/nvidia_sim_root.hpp"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "libxpart/slurmd_node_name.hpp"
+#include "libxpart/slurm_text/slurmd_node_name.hpp"
 #include "tests/case_name.hpp"
 
 namespace xpart {

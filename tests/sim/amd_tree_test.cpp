@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <set>
 
-#include "libxpart/amd_kfd.hpp"
+#include "libxpart/amd/amd_kfd.hpp"
 #include "libxpart/text.hpp"
 #include "tests/sim/tree_links.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "libxpart/nvml.hpp"
+#include "libxpart/nvidia/nvml.hpp"
 #include "tests/nvidia_sim_root.hpp"
 
 namespace xpart::sim {

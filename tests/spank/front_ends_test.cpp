@@ -9,7 +9,7 @@
 
 #include "binding/allotment.hpp"
 #include "binding/rank_plan.hpp"
-#include "libxpart/gres_env.hpp"
+#include "libxpart/gres/gres_env.hpp"
 #include "spank_plugin/step_plan.hpp"
 #include "libxpart/text.hpp"
 #include "libxpart/visibility.hpp"
