@@ -11,7 +11,7 @@
 #include "libxpart/text.hpp"
 #include "libxpart/visibility.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 namespace {
 
 Error bad_token(const std::string& var, const std::string& value, const std::string& token,
@@ -224,4 +224,4 @@ Result<Allotment> resolve_allotment(const Node& node, const EnvMap& env,
     return a;
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

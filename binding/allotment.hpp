@@ -13,7 +13,7 @@
 #include "libxpart/result.hpp"
 #include "libxpart/root_fs.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 
 struct AllottedPartition {
     std::size_t gpu = 0;        // index into Node::gpus
@@ -58,4 +58,4 @@ Result<Allotment> from_record_indices(const Node& node, const std::string& var,
 Result<Allotment> resolve_allotment(const Node& node, const EnvMap& env,
                                     const DeviceOpenable& openable);
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

@@ -2,7 +2,7 @@
 
 #include <sched.h>
 
-namespace xpart::launch {
+namespace xpart::binding {
 
 Result<std::optional<Topology>> load_locality(MapOptions& options, const std::string& xml_file,
                                               const std::string& fsroot) {
@@ -28,4 +28,4 @@ Result<bool> pin_within_allocation(pid_t pid, const std::vector<unsigned>& cpus)
     return true;
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

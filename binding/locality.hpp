@@ -12,7 +12,7 @@
 #include "binding/topology.hpp"
 #include "libxpart/result.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 
 // For BindPolicy::Closest only: the topology (from `xml_file` when given, else `fsroot`) and
 // the CPUs this process may use, into `options.allowed_cpus`. nullopt for other policies.
@@ -23,4 +23,4 @@ Result<std::optional<Topology>> load_locality(MapOptions& options, const std::st
 // allocation, a cpuset): false, and nothing changed, when none of them is among those.
 Result<bool> pin_within_allocation(pid_t pid, const std::vector<unsigned>& cpus);
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

@@ -6,7 +6,7 @@
 
 #include "libxpart/text.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 namespace {
 
 // Slot indices in the order ranks take them.
@@ -130,4 +130,4 @@ Result<std::vector<int>> parse_rank_map(const std::string& text) {
     return map;
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

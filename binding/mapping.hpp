@@ -10,7 +10,7 @@
 
 #include "libxpart/result.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 
 enum class BindPolicy {
     None,     // partitions in the order the environment gave them; CPUs left alone
@@ -50,4 +50,4 @@ Result<std::vector<RankAssignment>> map_ranks(const std::vector<Slot>& slots, in
 // "0,0,1,3" -> {0,0,1,3}; error names the option and the bad entry.
 Result<std::vector<int>> parse_rank_map(const std::string& text);
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

@@ -3,7 +3,7 @@
 #include "libxpart/config_words.hpp"
 #include "libxpart/visibility.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 
 const char* to_string(NicBind n) {
     switch (n) {
@@ -25,4 +25,4 @@ void apply_nic_env(EnvMap& env, const Gpu& gpu, NicBind mode) {
     apply_changes(env, nic_visibility(gpu, mode == NicBind::ClosestOverride, env));
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

@@ -9,7 +9,7 @@
 #include "libxpart/node.hpp"
 #include "libxpart/result.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 
 enum class NicBind {
     None,             // leave the variables alone
@@ -23,4 +23,4 @@ Result<NicBind> parse_nic_bind(const std::string& value);
 // Sets the variables in `env` for a rank on `gpu`. A GPU without a usable NIC changes nothing.
 void apply_nic_env(EnvMap& env, const Gpu& gpu, NicBind mode);
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

@@ -8,7 +8,7 @@
 #include "libxpart/node_cache.hpp"
 #include "libxpart/node_json.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 namespace {
 
 Result<Node> read_node_file(const std::string& file) {
@@ -55,4 +55,4 @@ Result<NodeAllotment> resolve_node(const std::string& node_json_file, const Root
     return allot(discover(options), NodeOrigin::Discovery, root, env);
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

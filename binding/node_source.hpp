@@ -11,7 +11,7 @@
 #include "libxpart/result.hpp"
 #include "libxpart/root_fs.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 
 enum class NodeOrigin { File, Cache, Discovery };
 const char* origin_name(NodeOrigin origin);
@@ -31,4 +31,4 @@ struct NodeAllotment {
 Result<NodeAllotment> resolve_node(const std::string& node_json_file, const RootFs& root,
                                    const EnvMap& env, bool mig_monitor_capability = false);
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

@@ -7,7 +7,7 @@
 #include "cgroup/layout.hpp"
 #include "cgroup/rank_leftover.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 
 cgroup::DeviceRuleSet rank_rule_set(const Node& node, const Partition& mine) {
     cgroup::DeviceRuleSet set;
@@ -60,4 +60,4 @@ RankCgroup::~RankCgroup() {
     if (auto s = remove(); !s) std::cerr << "xpart launch: " << s.error().message << "\n";
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

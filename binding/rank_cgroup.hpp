@@ -19,7 +19,7 @@
 #include "libxpart/node.hpp"
 #include "libxpart/result.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 
 // The rule set of one confined rank: `mine` allowed, every other partition of `node` denied.
 cgroup::DeviceRuleSet rank_rule_set(const Node& node, const Partition& mine);
@@ -54,4 +54,4 @@ private:
     std::optional<cgroup::DeviceCgroup> cg_;
 };
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

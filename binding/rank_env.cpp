@@ -4,7 +4,7 @@
 
 #include "libxpart/text.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 namespace {
 
 // Names of the four variables one launcher sets; empty when it has none for that field.
@@ -122,4 +122,4 @@ Result<RankInfo> detect_rank(const EnvMap& env) {
     return RankInfo{};
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

@@ -7,7 +7,7 @@
 #include "libxpart/env_map.hpp"
 #include "libxpart/result.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 
 struct RankInfo {
     int rank = 0;
@@ -28,4 +28,4 @@ Result<RankInfo> detect_rank(const EnvMap& env);
 // Tasks on node `node_index` from Slurm's compressed count list "4(x2),3".
 Result<int> slurm_tasks_on_node(const std::string& tasks_per_node, int node_index);
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

@@ -3,7 +3,7 @@
 #include "libxpart/text.hpp"
 #include "libxpart/visibility.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 
 Result<NodePlan> plan_node(const Node& node, Allotment allotment, const Topology* topology,
                            int local_size, const MapOptions& options) {
@@ -56,4 +56,4 @@ std::string verbose_line(const Node& node, const RankInfo& rank, const NodePlan&
     return line;
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

@@ -12,7 +12,7 @@
 #include "binding/topology.hpp"
 #include "libxpart/node.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 
 struct NodePlan {
     Allotment allotment;
@@ -36,4 +36,4 @@ EnvMap narrow_env(EnvMap env, const Node& node, const AllottedPartition& mine, b
 // "xpart: rank 3 local 3/4 partition 1g.10gb MIG-.. gpu 0 0000:07:00.0 numa 0 cpus 0-7"
 std::string verbose_line(const Node& node, const RankInfo& rank, const NodePlan& plan);
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

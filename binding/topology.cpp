@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace xpart::launch {
+namespace xpart::binding {
 
 struct Topology::Impl {
     hwloc_topology_t topo = nullptr;
@@ -104,4 +104,4 @@ std::vector<unsigned> Topology::allowed_cpus() const {
 
 bool Topology::is_this_system() const { return hwloc_topology_is_thissystem(impl_->topo) != 0; }
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

@@ -9,7 +9,7 @@
 
 #include "libxpart/result.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 
 struct Locality {
     int numa_node = -1;           // OS index; -1 when unknown
@@ -41,4 +41,4 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace xpart::launch
+}  // namespace xpart::binding

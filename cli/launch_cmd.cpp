@@ -21,7 +21,7 @@ struct LaunchArgs {
     std::string map;
     std::string nic = "none";
     bool verbose = false;
-    double mps_timeout = mps_timeout_seconds(kDefaultMpsTimeout);
+    double mps_timeout = mps::mps_timeout_seconds(mps::kDefaultMpsTimeout);
     LaunchOptions launch;
     std::vector<std::string> command;
 };
@@ -33,14 +33,14 @@ int fail(const std::string& message, int status = 1) { return cli::fail("launch"
 int run_launch(LaunchArgs a, const GlobalOptions& global) {
     if (a.command.empty()) return fail("no program given (put it after --)", 2);
     LaunchOptions& o = a.launch;
-    o.bind = a.bind == "closest" ? BindPolicy::Closest : BindPolicy::None;
+    o.bind = a.bind == "closest" ? binding::BindPolicy::Closest : binding::BindPolicy::None;
     o.confine = a.confine == "rank";
     // Checked by CLI11 (IsMember below): parsing cannot fail here.
-    o.nic = parse_nic_bind(a.nic).value();
-    o.mps_job.timeout = mps_timeout_from_seconds(a.mps_timeout);
+    o.nic = binding::parse_nic_bind(a.nic).value();
+    o.mps_job.timeout = mps::mps_timeout_from_seconds(a.mps_timeout);
     o.mig_monitor_capability = global.mig_monitor_capability;
     if (!a.map.empty()) {
-        auto map = parse_rank_map(a.map);
+        auto map = binding::parse_rank_map(a.map);
         if (!map) return fail(map.error().message, 2);
         o.explicit_map = *map;
     }
@@ -55,11 +55,11 @@ int run_launch(LaunchArgs a, const GlobalOptions& global) {
                       << session->cgroup()->path() << "\n";
     }
     if (!session->supervised()) {
-        const ExecFailure failed = exec_program(a.command, session->env());
+        const process::ExecFailure failed = process::exec_program(a.command, session->env());
         return fail(failed.message, failed.exit_status);
     }
     const std::string who = std::string(kWho) + ": rank " + std::to_string(session->rank().rank);
-    int rc = run_supervised(a.command, session->env(), session->health(), who, session->before_exec());
+    int rc = process::run_supervised(a.command, session->env(), session->health(), who, session->before_exec());
     for (const auto& problem : session->end()) {
         fail(problem);
         if (rc == 0) rc = 1;
@@ -100,7 +100,7 @@ void add_launch_command(CLI::App& app, const GlobalOptions& global, Runner& run)
         ->envname("XPART_RUN_DIR")
         ->capture_default_str();
     cmd->add_option("--mps-timeout", o->mps_timeout, "seconds to wait for MPS daemons")
-        ->check(CLI::Range(kMinMpsTimeoutSeconds, kMaxMpsTimeoutSeconds));
+        ->check(CLI::Range(mps::kMinMpsTimeoutSeconds, mps::kMaxMpsTimeoutSeconds));
     cmd->add_option("--job-id", o->launch.job_id, "job key for the MPS directory (default from Slurm/PMIx)");
     cmd->add_option("--node-json", o->launch.node_json,
                     "node model from this file (xpart discover --json) instead of the gres "

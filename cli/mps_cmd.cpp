@@ -19,27 +19,26 @@ extern char** environ;
 namespace xpart::cli {
 namespace {
 
-using namespace xpart::launch;
 
 struct MpsOptions {
     std::string job_id;
-    MpsJobOptions job;  // all but the timeout, which the command line takes in seconds
+    mps::MpsJobOptions job;  // all but the timeout, which the command line takes in seconds
     long uid = -1;
     long gid = -1;
-    double timeout = mps_timeout_seconds(kDefaultMpsTimeout);
+    double timeout = mps::mps_timeout_seconds(mps::kDefaultMpsTimeout);
     std::string node_json;
 };
 
-MpsJobOptions job_options(const MpsOptions& o) {
-    MpsJobOptions j = o.job;
-    j.timeout = mps_timeout_from_seconds(o.timeout);
+mps::MpsJobOptions job_options(const MpsOptions& o) {
+    mps::MpsJobOptions j = o.job;
+    j.timeout = mps::mps_timeout_from_seconds(o.timeout);
     return j;
 }
 
 // The job's user from Slurm's variables; the group defaults to the user's primary one.
-std::optional<Credentials> job_user(const MpsOptions& o) {
+std::optional<process::Credentials> job_user(const MpsOptions& o) {
     if (o.uid < 0) return std::nullopt;
-    Credentials c{static_cast<uid_t>(o.uid), static_cast<gid_t>(o.gid)};
+    process::Credentials c{static_cast<uid_t>(o.uid), static_cast<gid_t>(o.gid)};
     if (o.gid < 0) {
         const passwd* pw = getpwuid(c.uid);
         c.gid = pw ? pw->pw_gid : static_cast<gid_t>(o.uid);
@@ -53,7 +52,7 @@ bool check_job(const MpsOptions& o, const std::string& what, int& rc) {
         rc = fail("mps " + what, "--job-id (or SLURM_JOB_ID) is required");
         return false;
     }
-    if (auto s = check_job_id(o.job_id); !s) {
+    if (auto s = mps::check_job_id(o.job_id); !s) {
         rc = fail("mps " + what, s.error().message);
         return false;
     }
@@ -65,7 +64,7 @@ int run_prepare(const MpsOptions& o) {
     if (!check_job(o, "prepare", rc)) return rc;
     auto user = job_user(o);
     if (!user) return fail("mps prepare", "--uid (or SLURM_JOB_UID) is required");
-    auto job = prepare_job(job_options(o), o.job_id, *user);
+    auto job = mps::prepare_job(job_options(o), o.job_id, *user);
     return job ? 0 : fail("mps prepare", job.error().message);
 }
 
@@ -75,11 +74,11 @@ int run_start(const MpsOptions& o, const GlobalOptions& global) {
     auto user = job_user(o);
     if (!user) return fail("mps start", "--uid (or SLURM_JOB_UID) is required");
     EnvMap env = env_from_environ(environ);
-    auto found = resolve_node(o.node_json, RootFs(global.root.empty() ? "/" : global.root), env);
+    auto found = binding::resolve_node(o.node_json, RootFs(global.root.empty() ? "/" : global.root), env);
     if (!found) return fail("mps start", found.error().message);
-    auto instances = mps_instances(found->node, found->allotment.partitions);
+    auto instances = mps::mps_instances(found->node, found->allotment.partitions);
     if (!instances) return fail("mps start", instances.error().message);
-    auto report = start_job_daemons(job_options(o), o.job_id, *user, *instances);
+    auto report = mps::start_job_daemons(job_options(o), o.job_id, *user, *instances);
     if (!report) return fail("mps start", report.error().message);
     for (const auto& w : report->warnings) std::cerr << "xpart mps start: warning: " << w << "\n";
     return 0;
@@ -88,27 +87,27 @@ int run_start(const MpsOptions& o, const GlobalOptions& global) {
 int run_stop(const MpsOptions& o) {
     int rc = 0;
     if (!check_job(o, "stop", rc)) return rc;
-    auto report = stop_job_daemons(job_options(o), o.job_id);
+    auto report = mps::stop_job_daemons(job_options(o), o.job_id);
     // What the user may have caused: one line, logged. What root ended and could not: one line;
     // a failure is the exit status (the Epilog fails, and Slurm drains the node).
     std::string notes;
     for (const auto& n : report.notes) notes += (notes.empty() ? "" : "; ") + n;
     if (!notes.empty()) std::cerr << "xpart mps stop: job " << o.job_id << ": " << notes << "\n";
-    if (!report.survivors.empty()) return fail("mps stop", "job " + o.job_id + ": " + describe_stop(report));
-    if (!report.ended.empty()) std::cerr << "xpart mps stop: job " << o.job_id << ": " << describe_stop(report) << "\n";
+    if (!report.survivors.empty()) return fail("mps stop", "job " + o.job_id + ": " + mps::describe_stop(report));
+    if (!report.ended.empty()) std::cerr << "xpart mps stop: job " << o.job_id << ": " << mps::describe_stop(report) << "\n";
     return 0;
 }
 
 int run_status(const MpsOptions& o) {
     int rc = 0;
     if (!check_job(o, "status", rc)) return rc;
-    auto job = JobDir::open(o.job.run_dir, o.job_id);
+    auto job = mps::JobDir::open(o.job.run_dir, o.job_id);
     if (!job) return fail("mps status", job.error().message);
-    if (!*job || !(*job)->has_file(kMpsRecords)) {
+    if (!*job || !(*job)->has_file(mps::kMpsRecords)) {
         std::cout << "job " << o.job_id << ": no MPS daemons\n";
         return 1;
     }
-    auto states = daemon_states(managed_mps_config(**job, job_options(o)), /*probe=*/true);
+    auto states = mps::daemon_states(mps::managed_mps_config(**job, job_options(o)), /*probe=*/true);
     if (!states) return fail("mps status", states.error().message);
     for (const auto& s : *states) {
         std::string servers = trim(s.servers);
@@ -128,7 +127,7 @@ int run_status(const MpsOptions& o) {
 }
 
 int run_cleanup(const MpsOptions& o) {
-    for (const auto& dir : cleanup_ended_jobs(job_options(o))) std::cout << "removed " << dir << "\n";
+    for (const auto& dir : mps::cleanup_ended_jobs(job_options(o))) std::cout << "removed " << dir << "\n";
     return 0;
 }
 
@@ -147,7 +146,7 @@ void add_mps_command(CLI::App& app, const GlobalOptions& global, Runner& run) {
             ->envname("XPART_MPS_CONTROL")
             ->capture_default_str();
         sub->add_option("--timeout", o->timeout, "seconds to wait for each daemon")
-            ->check(CLI::Range(kMinMpsTimeoutSeconds, kMaxMpsTimeoutSeconds));
+            ->check(CLI::Range(mps::kMinMpsTimeoutSeconds, mps::kMaxMpsTimeoutSeconds));
         sub->add_option("--job-dir-size", o->job.job_dir_mib,
                         "MiB of the job's own directory (a tmpfs), the most a job's user can fill")
             ->envname("XPART_JOB_DIR_SIZE")

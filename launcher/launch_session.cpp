@@ -23,13 +23,13 @@ std::optional<std::string> job_key(const EnvMap& env, const std::string& given) 
 }
 
 // The job's MPS directory: root's daemons when the Prolog started them, else the step's own.
-Result<MpsConfig> mps_config(const LaunchOptions& o, const EnvMap& env, bool& managed) {
+Result<mps::MpsConfig> mps_config(const LaunchOptions& o, const EnvMap& env, bool& managed) {
     auto key = job_key(env, o.job_id);
     if (!key)
         return Error{"--mps needs a job id: none of SLURM_JOB_ID, PMIX_NAMESPACE, "
                      "OMPI_MCA_ess_base_jobid is set; pass --job-id"};
     const std::string* slurm_job = env_get(env, "SLURM_JOB_ID");
-    return rank_mps_config(o.mps_job, slurm_job ? *slurm_job : std::string(), *key, managed);
+    return mps::rank_mps_config(o.mps_job, slurm_job ? *slurm_job : std::string(), *key, managed);
 }
 
 }  // namespace
@@ -42,29 +42,29 @@ Result<LaunchSession> LaunchSession::begin(const LaunchOptions& o, const RootFs&
         return Error{"--confine=rank needs CAP_SYS_ADMIN to set device rules; under Slurm use "
                      "'srun --xpart-confine' (the xpart SPANK plugin), elsewhere run the launcher as root"};
     LaunchSession s;
-    auto rank = detect_rank(env);
+    auto rank = binding::detect_rank(env);
     if (!rank) return rank.error();
     s.rank_ = *rank;
-    auto found = resolve_node(o.node_json, root, env, o.mig_monitor_capability);
+    auto found = binding::resolve_node(o.node_json, root, env, o.mig_monitor_capability);
     if (!found) return found.error();
     s.node_ = std::move(found->node);
 
-    MapOptions map_options;
+    binding::MapOptions map_options;
     map_options.bind = o.bind;
     map_options.explicit_map = o.explicit_map;
-    auto topology = load_locality(map_options, o.topology_xml, root.root());
+    auto topology = binding::load_locality(map_options, o.topology_xml, root.root());
     if (!topology) return topology.error();
-    auto plan = plan_node(s.node_, std::move(found->allotment), *topology ? &**topology : nullptr,
+    auto plan = binding::plan_node(s.node_, std::move(found->allotment), *topology ? &**topology : nullptr,
                           s.rank_.local_size, map_options);
     if (!plan) return plan.error();
     s.plan_ = std::move(*plan);
-    const RankAssignment& me = s.plan_.assignments[static_cast<std::size_t>(s.rank_.local_rank)];
-    const AllottedPartition& mine = s.plan_.allotment.partitions[me.slot];
-    s.env_ = narrow_env(env, s.node_, mine, o.confine);
-    apply_nic_env(s.env_, s.node_.gpus[mine.gpu], o.nic);
+    const binding::RankAssignment& me = s.plan_.assignments[static_cast<std::size_t>(s.rank_.local_rank)];
+    const binding::AllottedPartition& mine = s.plan_.allotment.partitions[me.slot];
+    s.env_ = binding::narrow_env(env, s.node_, mine, o.confine);
+    binding::apply_nic_env(s.env_, s.node_.gpus[mine.gpu], o.nic);
     // CPU numbers of an XML file or a foreign root say nothing about this machine.
     if (*topology && (*topology)->is_this_system() && !me.cpus.empty()) {
-        auto pinned = pin_within_allocation(0, me.cpus);
+        auto pinned = binding::pin_within_allocation(0, me.cpus);
         if (!pinned) return pinned.error();
         if (*pinned)
             apply_changes(s.env_, placement_visibility({me.cpus, std::nullopt, std::nullopt}));
@@ -78,7 +78,7 @@ Result<LaunchSession> LaunchSession::begin(const LaunchOptions& o, const RootFs&
     // (named after its pid) goes with the next confined rank's sweep or the Epilog's
     // `xpart cgroup sweep --job`.
     if (o.confine) {
-        auto cg = RankCgroup::create(s.node_, s.node_.gpus[mine.gpu].partitions[mine.partition],
+        auto cg = binding::RankCgroup::create(s.node_, s.node_.gpus[mine.gpu].partitions[mine.partition],
                                      static_cast<unsigned>(s.rank_.rank));
         if (!cg) return cg.error();
         s.cgroup_.emplace(std::move(*cg));
@@ -86,18 +86,18 @@ Result<LaunchSession> LaunchSession::begin(const LaunchOptions& o, const RootFs&
     if (!o.mps) return s;
 
     // MPS: the daemons serve the instances any local rank uses; sharers split the threads.
-    std::vector<AllottedPartition> used;
+    std::vector<binding::AllottedPartition> used;
     for (const auto& a : s.plan_.assignments) used.push_back(s.plan_.allotment.partitions[a.slot]);
-    auto instances = mps_instances(s.node_, used);
+    auto instances = mps::mps_instances(s.node_, used);
     if (!instances) return instances.error();
-    auto my_instance = mps_instance_of(s.node_, mine);
+    auto my_instance = mps::mps_instance_of(s.node_, mine);
     if (!my_instance) return my_instance.error();
     bool managed = false;
     auto config = mps_config(o, env, managed);
     if (!config) return config.error();
-    auto mps_env = mps_rank_env(s.node_, *config, used, mine);
+    auto mps_env = mps::mps_rank_env(s.node_, *config, used, mine);
     if (!mps_env) return mps_env.error();
-    auto session = MpsSession::join(*config, managed, *instances);
+    auto session = mps::MpsSession::join(*config, managed, *instances);
     if (!session) return session.error();
     s.warnings_.insert(s.warnings_.end(), session->warnings().begin(), session->warnings().end());
     for (auto& [name, value] : *mps_env) s.env_[name] = value;
@@ -112,19 +112,19 @@ std::string LaunchSession::describe() const {
     return verbose_line(node_, rank_, plan_) + (nic ? " nic " + *nic : "");
 }
 
-BeforeExec LaunchSession::before_exec() {
+process::BeforeExec LaunchSession::before_exec() {
     if (!cgroup_) return nullptr;
     return [this] { return cgroup_->enter(); };
 }
 
-HealthCheck LaunchSession::health() const {
+process::HealthCheck LaunchSession::health() const {
     if (!mps_) return nullptr;
-    const MpsConfig cfg = *mps_;
-    const MpsInstance inst = *mps_instance_;
+    const mps::MpsConfig cfg = *mps_;
+    const mps::MpsInstance inst = *mps_instance_;
     return [cfg, inst]() -> std::optional<std::string> {
-        if (live_daemon(cfg, inst.name)) return std::nullopt;
+        if (mps::live_daemon(cfg, inst.name)) return std::nullopt;
         return "MPS control daemon for " + inst.uuid + " died; see " +
-               mps_log_dir(cfg, inst.name) + "/control.log";
+               mps::mps_log_dir(cfg, inst.name) + "/control.log";
     };
 }
 

@@ -21,12 +21,12 @@
 namespace xpart::launch {
 
 struct LaunchOptions {
-    BindPolicy bind = BindPolicy::None;
+    binding::BindPolicy bind = binding::BindPolicy::None;
     bool confine = false;            // each rank in its own device cgroup (CAP_SYS_ADMIN)
     std::vector<int> explicit_map;   // --map: entry i = partition (environment order) of rank i
-    NicBind nic = NicBind::None;
+    binding::NicBind nic = binding::NicBind::None;
     bool mps = false;
-    MpsJobOptions mps_job;
+    mps::MpsJobOptions mps_job;
     std::string job_id;        // the MPS directory's job key; default from Slurm or PMIx
     std::string node_json;     // the node from this file instead of the cache or discovery
     std::string topology_xml;  // hwloc XML instead of this machine's (or the root's)
@@ -38,16 +38,16 @@ public:
     static Result<LaunchSession> begin(const LaunchOptions& options, const RootFs& root,
                                        const EnvMap& env);
 
-    const RankInfo& rank() const { return rank_; }
+    const binding::RankInfo& rank() const { return rank_; }
     // The rank's environment: its partition, CPUs, NIC and MPS daemon.
     const EnvMap& env() const { return env_; }
     // One line: rank, partition, UUID, GPU, NUMA node, CPUs, NIC (--verbose).
     std::string describe() const;
     // The rank's cgroup (confining), entered by the program's process before it execs.
-    const RankCgroup* cgroup() const { return cgroup_ ? &*cgroup_ : nullptr; }
-    BeforeExec before_exec();
+    const binding::RankCgroup* cgroup() const { return cgroup_ ? &*cgroup_ : nullptr; }
+    process::BeforeExec before_exec();
     // With MPS: whether the rank's daemon still runs (the supervisor ends the program if not).
-    HealthCheck health() const;
+    process::HealthCheck health() const;
     // Whether the program must run under a supervisor (a cgroup or MPS to end after it).
     bool supervised() const { return cgroup_.has_value() || mps_session_.has_value(); }
     const std::vector<std::string>& warnings() const { return warnings_; }
@@ -55,14 +55,14 @@ public:
     std::vector<std::string> end();
 
 private:
-    RankInfo rank_;
+    binding::RankInfo rank_;
     Node node_;
-    NodePlan plan_;
+    binding::NodePlan plan_;
     EnvMap env_;
-    std::optional<RankCgroup> cgroup_;
-    std::optional<MpsConfig> mps_;
-    std::optional<MpsInstance> mps_instance_;
-    std::optional<MpsSession> mps_session_;
+    std::optional<binding::RankCgroup> cgroup_;
+    std::optional<mps::MpsConfig> mps_;
+    std::optional<mps::MpsInstance> mps_instance_;
+    std::optional<mps::MpsSession> mps_session_;
     std::vector<std::string> warnings_;
 };
 

@@ -21,7 +21,7 @@
 #include "libxpart/text.hpp"
 #include "libxpart/visibility.hpp"
 
-namespace xpart::launch {
+namespace xpart::mps {
 namespace {
 
 namespace fs = std::filesystem;
@@ -35,7 +35,7 @@ const char* const kPipeFiles[] = {"control", "control_lock", "control_privileged
 constexpr int kNoSpace = 28;
 constexpr const char* kNoSpaceText = "no space left on device";
 
-bool same_user(const Credentials& who) { return geteuid() == who.uid && getegid() == who.gid; }
+bool same_user(const process::Credentials& who) { return geteuid() == who.uid && getegid() == who.gid; }
 
 // Runs `work` as the config's user: inline when that is us, else in a child that became them.
 Status as_user(const MpsConfig& c, const std::string& what, const std::function<int()>& work) {
@@ -54,12 +54,12 @@ Status as_user(const MpsConfig& c, const std::string& what, const std::function<
 
 // Root's commands run in the daemon's own cgroup: a client the user could ptrace between
 // its exec and its exit must not be a way around the job's device rules either.
-Result<SpawnResult> control_command(const MpsConfig& c, const MpsInstance& inst,
+Result<process::SpawnResult> control_command(const MpsConfig& c, const MpsInstance& inst,
                                     const std::string& command, std::chrono::milliseconds timeout) {
-    ChildPlace place;
+    process::ChildPlace place;
     if (!same_user(c.user)) place.as = &c.user;
     if (c.housing) place.cgroup_procs = c.housing->procs_file(inst.name);
-    return run_with_input({c.control}, daemon_env(c, inst), command + "\n", timeout, place);
+    return process::run_with_input({c.control}, daemon_env(c, inst), command + "\n", timeout, place);
 }
 
 // The instance's pipe and log directories, made (0700) by the user, with a crashed daemon's
@@ -118,8 +118,8 @@ Status for_each_parallel(const std::vector<Item>& items, Step step) {
 }
 
 // Polls until the recorded process is gone or the deadline passes.
-bool exits_by(const ProcessIdentity& p, Clock::time_point deadline) {
-    while (still_running(p)) {
+bool exits_by(const process::ProcessIdentity& p, Clock::time_point deadline) {
+    while (process::still_running(p)) {
         if (Clock::now() >= deadline) return false;
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
@@ -181,7 +181,7 @@ Status wait_all_ready(const MpsConfig& c, const std::vector<MpsDaemonRecord>& re
 
 }  // namespace
 
-Result<MpsInstance> mps_instance_of(const Node& node, const AllottedPartition& part) {
+Result<MpsInstance> mps_instance_of(const Node& node, const binding::AllottedPartition& part) {
     const Gpu& gpu = node.gpus[part.gpu];
     const Partition& p = gpu.partitions[part.partition];
     if (gpu.vendor != Vendor::Nvidia)
@@ -192,7 +192,7 @@ Result<MpsInstance> mps_instance_of(const Node& node, const AllottedPartition& p
 }
 
 Result<std::vector<MpsInstance>> mps_instances(const Node& node,
-                                               const std::vector<AllottedPartition>& parts) {
+                                               const std::vector<binding::AllottedPartition>& parts) {
     std::vector<MpsInstance> out;
     std::vector<std::vector<const Partition*>> members;
     for (const auto& p : parts) {
@@ -232,7 +232,7 @@ Result<std::vector<MpsDaemonRecord>> parse_records(const std::string& text, cons
         std::string instance, uuid, rest;
         words >> instance >> uuid;
         std::getline(words, rest);
-        auto id = parse_identity(rest);
+        auto id = process::parse_identity(rest);
         bool name_ok = instance.rfind("gpu", 0) == 0 && instance.find('/') == std::string::npos &&
                        instance.find("..") == std::string::npos;
         if (!name_ok || uuid.empty() || !id)
@@ -287,14 +287,14 @@ Result<MpsStartReport> start_daemons(const MpsConfig& c, const std::vector<MpsIn
     std::vector<std::optional<MpsDaemonRecord>> spawned(missing.size());
     auto started = for_each_parallel(missing, [&](const MpsInstance& inst) -> Status {
         if (auto s = prepare_instance(c, inst); !s) return s;
-        DaemonSpec spec{{c.control, "-f"}, daemon_env(c, inst), c.user,
+        process::DaemonSpec spec{{c.control, "-f"}, daemon_env(c, inst), c.user,
                         mps_log_dir(c, inst.name) + "/control.log", c.dir + "/" + inst.name, ""};
         if (c.housing) {
             if (auto s = c.housing->make(inst.name, inst.rules); !s)
                 return Error{"MPS control daemon for " + inst.uuid + ": " + s.error().message};
             spec.cgroup_procs = c.housing->procs_file(inst.name);
         }
-        auto id = spawn_daemon(spec);
+        auto id = process::spawn_daemon(spec);
         if (!id) return Error{"MPS control daemon for " + inst.uuid + ": " + id.error().message};
         spawned[static_cast<std::size_t>(&inst - missing.data())] = MpsDaemonRecord{inst.name, inst.uuid, *id};
         return ok_status();
@@ -365,7 +365,7 @@ Result<std::vector<MpsDaemonState>> daemon_states(const MpsConfig& c, bool probe
     return out;
 }
 
-std::optional<ProcessIdentity> live_daemon(const MpsConfig& c, const std::string& instance) {
+std::optional<process::ProcessIdentity> live_daemon(const MpsConfig& c, const std::string& instance) {
     auto records = load_records(c);
     if (!records) return std::nullopt;
     const MpsDaemonRecord* r = find_record(*records, instance);
@@ -430,4 +430,4 @@ MpsStopReport stop_daemons(const MpsConfig& c) {
     return report;
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::mps

@@ -29,7 +29,7 @@
 #include "libxpart/node.hpp"
 #include "libxpart/result.hpp"
 
-namespace xpart::launch {
+namespace xpart::mps {
 
 struct MpsInstance {
     MpsInstance() = default;
@@ -43,16 +43,16 @@ struct MpsInstance {
 };
 
 // The instance a partition belongs to (no rules). Error for AMD partitions (MPS is NVIDIA only).
-Result<MpsInstance> mps_instance_of(const Node& node, const AllottedPartition& part);
+Result<MpsInstance> mps_instance_of(const Node& node, const binding::AllottedPartition& part);
 // Distinct instances of these partitions, in first-seen order, each with its rules.
 Result<std::vector<MpsInstance>> mps_instances(const Node& node,
-                                               const std::vector<AllottedPartition>& parts);
+                                               const std::vector<binding::AllottedPartition>& parts);
 
 // A daemon xpart started: what it serves and who it is.
 struct MpsDaemonRecord {
     std::string instance;
     std::string uuid;
-    ProcessIdentity process;
+    process::ProcessIdentity process;
 };
 // One line per daemon: "<instance> <uuid> <pid> <start time> <uid>".
 std::string format_records(const std::vector<MpsDaemonRecord>& records);
@@ -87,7 +87,7 @@ struct MpsConfig {
     std::string control = kDefaultMpsControl;
     std::string dir;           // the user's: <dir>/<instance>/{pipe,log}
     RecordStore records;       // the daemons started
-    Credentials user;          // daemons, and every command inside `dir`, run as this user
+    process::Credentials user;          // daemons, and every command inside `dir`, run as this user
     std::chrono::milliseconds timeout = kDefaultMpsTimeout;  // readiness / quit deadline per step
     EnvMap extra_env;          // added to the daemons' minimal environment (tests only)
     // Root's daemons: each daemon, its servers and root's control commands for it run in its
@@ -127,7 +127,7 @@ struct MpsDaemonState {
 // Every recorded daemon. `probe`: also ask each live one.
 Result<std::vector<MpsDaemonState>> daemon_states(const MpsConfig& c, bool probe);
 // The recorded daemon of `instance` when it still runs.
-std::optional<ProcessIdentity> live_daemon(const MpsConfig& c, const std::string& instance);
+std::optional<process::ProcessIdentity> live_daemon(const MpsConfig& c, const std::string& instance);
 
 struct MpsStopReport {
     std::vector<std::string> ended;    // root's: each daemon's place ended, DaemonHousing::end's line
@@ -138,4 +138,4 @@ struct MpsStopReport {
 // recorded process), remove the instances' directories (as the user) and the records.
 MpsStopReport stop_daemons(const MpsConfig& c);
 
-}  // namespace xpart::launch
+}  // namespace xpart::mps

@@ -8,7 +8,7 @@
 #include "libxpart/defaults.hpp"
 #include "libxpart/env_map.hpp"
 
-namespace xpart::launch {
+namespace xpart::mps {
 
 // Root's per-job directories (emptied at boot); the default also names root's cgroup group.
 inline constexpr const char* kDefaultRunDir = defaults::kRunDir;
@@ -33,4 +33,4 @@ inline double mps_timeout_seconds(std::chrono::milliseconds timeout) {
     return static_cast<double>(timeout.count()) / 1000;
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::mps

@@ -15,7 +15,7 @@
 #include "libxpart/text.hpp"
 #include "mps/private_dir.hpp"
 
-namespace xpart::launch {
+namespace xpart::mps {
 namespace {
 
 namespace fs = std::filesystem;
@@ -67,8 +67,8 @@ std::vector<pid_t> prune_members(const std::string& step_dir) {
         auto pid = parse_u64(std::string(m.path().filename()));
         // A member is a rank of this user: a zombie, or another user's process under a reused
         // pid, is not one (kill(pid, 0) counted both as alive).
-        std::optional<ProcessIdentity> id;
-        if (pid && *pid < (1u << 30)) id = identify(static_cast<pid_t>(*pid));
+        std::optional<process::ProcessIdentity> id;
+        if (pid && *pid < (1u << 30)) id = process::identify(static_cast<pid_t>(*pid));
         if (id && id->uid == getuid())
             live.push_back(static_cast<pid_t>(*pid));
         else
@@ -152,7 +152,7 @@ Status MpsSession::leave() {
 }
 
 Result<EnvMap> mps_rank_env(const Node& node, const MpsConfig& config,
-                            const std::vector<AllottedPartition>& used, const AllottedPartition& mine) {
+                            const std::vector<binding::AllottedPartition>& used, const binding::AllottedPartition& mine) {
     auto instance = mps_instance_of(node, mine);
     if (!instance) return instance.error();
     int sharers = 0;
@@ -168,4 +168,4 @@ Result<EnvMap> mps_rank_env(const Node& node, const MpsConfig& config,
     return env;
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::mps

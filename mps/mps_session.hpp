@@ -16,13 +16,13 @@
 #include "libxpart/env_map.hpp"
 #include "mps/mps.hpp"
 
-namespace xpart::launch {
+namespace xpart::mps {
 
 // What a rank's environment says of MPS: its GPU instance's daemon (pipe and log directories)
 // and, when several local ranks (`used`, one entry per rank) share that instance, an even
 // share of its threads. Both front ends (xpart launch, the SPANK plugin's tasks) use it.
 Result<EnvMap> mps_rank_env(const Node& node, const MpsConfig& config,
-                            const std::vector<AllottedPartition>& used, const AllottedPartition& mine);
+                            const std::vector<binding::AllottedPartition>& used, const binding::AllottedPartition& mine);
 
 class MpsSession {
 public:
@@ -49,4 +49,4 @@ private:
 // Live members (rank pids) of a step directory; dead ones are removed.
 std::vector<pid_t> prune_members(const std::string& step_dir);
 
-}  // namespace xpart::launch
+}  // namespace xpart::mps

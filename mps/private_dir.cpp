@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace xpart::launch {
+namespace xpart::mps {
 
 std::string user_runtime_base(uid_t uid) { return "/tmp/xpart-mps-" + std::to_string(uid); }
 
@@ -31,4 +31,4 @@ std::string mode_text(mode_t mode) {
     return text;
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::mps

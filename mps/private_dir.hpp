@@ -8,7 +8,7 @@
 
 #include "libxpart/result.hpp"
 
-namespace xpart::launch {
+namespace xpart::mps {
 
 // Where ranks without a Prolog-made job directory keep theirs: /tmp/xpart-mps-<uid>. The
 // user's own: root never reads it.
@@ -19,4 +19,4 @@ Status make_private_dir(const std::string& dir);
 // "0711": a mode as admins write it, in messages.
 std::string mode_text(mode_t mode);
 
-}  // namespace xpart::launch
+}  // namespace xpart::mps

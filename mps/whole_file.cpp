@@ -9,7 +9,7 @@
 
 #include "cgroup/unique_fd.hpp"
 
-namespace xpart::launch {
+namespace xpart::mps {
 
 Result<std::optional<std::string>> read_whole_file(int dir_fd, const std::string& name,
                                                    const std::string& shown) {
@@ -41,4 +41,4 @@ Status write_whole_file(int dir_fd, const std::string& name, const std::string& 
     return ok_status();
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::mps

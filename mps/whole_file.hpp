@@ -10,7 +10,7 @@
 
 #include "libxpart/result.hpp"
 
-namespace xpart::launch {
+namespace xpart::mps {
 
 // nullopt when the file does not exist. `shown`: the path in error messages.
 Result<std::optional<std::string>> read_whole_file(int dir_fd, const std::string& name,
@@ -18,4 +18,4 @@ Result<std::optional<std::string>> read_whole_file(int dir_fd, const std::string
 Status write_whole_file(int dir_fd, const std::string& name, const std::string& content,
                         mode_t mode, const std::string& shown);
 
-}  // namespace xpart::launch
+}  // namespace xpart::mps

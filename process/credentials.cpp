@@ -10,7 +10,7 @@
 
 #include "process/exit_status.hpp"
 
-namespace xpart::launch {
+namespace xpart::process {
 
 Credentials current_credentials() { return {geteuid(), getegid()}; }
 
@@ -42,4 +42,4 @@ Result<int> run_as(const Credentials& who, const std::function<int()>& work) {
     return exit_status(status);
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::process

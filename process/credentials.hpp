@@ -10,7 +10,7 @@
 
 #include "libxpart/result.hpp"
 
-namespace xpart::launch {
+namespace xpart::process {
 
 struct Credentials {
     uid_t uid = 0;
@@ -28,4 +28,4 @@ Status become(const Credentials& who);
 // killed). The child never returns into the caller: it _exits with what `work` returned.
 Result<int> run_as(const Credentials& who, const std::function<int()>& work);
 
-}  // namespace xpart::launch
+}  // namespace xpart::process

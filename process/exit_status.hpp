@@ -3,7 +3,7 @@
 
 #include <sys/wait.h>
 
-namespace xpart::launch {
+namespace xpart::process {
 
 // The exit code; 128 + the signal for a killed process. Neither (a stopped or continued
 // child, reported only to WUNTRACED/WCONTINUED, which no caller asks for) is 128: a failure,
@@ -14,4 +14,4 @@ inline int exit_status(int status) {
     return 128;
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::process

@@ -9,7 +9,7 @@
 #include "libxpart/proc_stat.hpp"
 #include "libxpart/text.hpp"
 
-namespace xpart::launch {
+namespace xpart::process {
 namespace {
 
 std::optional<uid_t> real_uid(pid_t pid) {
@@ -62,4 +62,4 @@ std::optional<ProcessIdentity> parse_identity(const std::string& text) {
     return ProcessIdentity{static_cast<pid_t>(*pid), *start, static_cast<uid_t>(*uid)};
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::process

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace xpart::launch {
+namespace xpart::process {
 
 struct ProcessIdentity {
     pid_t pid = -1;
@@ -28,4 +28,4 @@ bool signal_if_same(const ProcessIdentity& id, int sig);
 std::string format_identity(const ProcessIdentity& id);
 std::optional<ProcessIdentity> parse_identity(const std::string& text);
 
-}  // namespace xpart::launch
+}  // namespace xpart::process

@@ -16,7 +16,7 @@
 
 extern char** environ;
 
-namespace xpart::launch {
+namespace xpart::process {
 namespace {
 
 struct Argv {
@@ -305,4 +305,4 @@ Result<ProcessIdentity> spawn_daemon(const DaemonSpec& spec) {
     return *id;
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::process

@@ -14,7 +14,7 @@
 #include "process/process_identity.hpp"
 #include "libxpart/result.hpp"
 
-namespace xpart::launch {
+namespace xpart::process {
 
 struct SpawnResult {
     int exit_status = -1;  // exit code, or 128+signal
@@ -53,4 +53,4 @@ struct DaemonSpec {
 // Error when it could not become the user, open its output or exec.
 Result<ProcessIdentity> spawn_daemon(const DaemonSpec& spec);
 
-}  // namespace xpart::launch
+}  // namespace xpart::process

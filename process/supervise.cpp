@@ -11,7 +11,7 @@
 
 #include "process/exit_status.hpp"
 
-namespace xpart::launch {
+namespace xpart::process {
 namespace {
 
 constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
@@ -88,4 +88,4 @@ int run_supervised(const std::vector<std::string>& argv, const EnvMap& env,
     return result;
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::process

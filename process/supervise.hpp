@@ -12,7 +12,7 @@
 #include "libxpart/env_map.hpp"
 #include "libxpart/result.hpp"
 
-namespace xpart::launch {
+namespace xpart::process {
 
 // Why exec_program returned: the exit status to use and the line that says why.
 struct ExecFailure {
@@ -37,4 +37,4 @@ int run_supervised(const std::vector<std::string>& argv, const EnvMap& env,
                    const HealthCheck& health, const std::string& who,
                    const BeforeExec& before_exec = nullptr);
 
-}  // namespace xpart::launch
+}  // namespace xpart::process

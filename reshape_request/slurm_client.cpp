@@ -63,7 +63,7 @@ public:
 private:
     // The command's output; Error naming it with its first line when it fails.
     Result<std::string> run(const std::vector<std::string>& argv, bool failure_is_empty = false) {
-        auto done = launch::run_with_input(argv, env_, "", kCommandTimeout);
+        auto done = process::run_with_input(argv, env_, "", kCommandTimeout);
         if (!done) return done.error();
         if (done->exit_status == 0) return done->output;
         if (failure_is_empty) return std::string();

@@ -21,7 +21,7 @@ extern "C" {
 namespace {
 
 using namespace xpart;
-using namespace xpart::launch;
+using namespace xpart::spank;
 
 std::optional<StepSession> g_session;  // this step on this node
 
@@ -154,13 +154,13 @@ int job_epilog(spank_t sp, int ac, char** av) {
         }
         uint32_t job = 0;
         if (!item(sp, S_JOB_ID, job)) return 0;
-        auto r = stop_job_daemons(site->mps_job, std::to_string(job));
+        auto r = mps::stop_job_daemons(site->mps_job, std::to_string(job));
         for (const auto& n : r.notes) slurm_info("xpart: job %u epilog: %s", job, n.c_str());
-        if (!r.ended.empty()) slurm_info("xpart: job %u epilog: %s", job, describe_stop(r).c_str());
+        if (!r.ended.empty()) slurm_info("xpart: job %u epilog: %s", job, mps::describe_stop(r).c_str());
         // A failure drains the node (Slurm's "Epilog error"): a daemon root cannot end must
         // not meet the next job.
         if (!r.survivors.empty())
-            slurm_error("xpart: job %u epilog: %s", job, describe_stop(r).c_str());
+            slurm_error("xpart: job %u epilog: %s", job, mps::describe_stop(r).c_str());
         return r.survivors.empty() ? 0 : -1;
     });
 }

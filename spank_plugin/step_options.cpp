@@ -6,7 +6,7 @@
 #include "libxpart/config_words.hpp"
 #include "libxpart/text.hpp"
 
-namespace xpart::launch {
+namespace xpart::spank {
 namespace {
 
 Result<StepBind> parse_bind(const std::string& v) {
@@ -52,7 +52,7 @@ Result<StepOptions> parse_site_args(const std::vector<std::string>& args) {
         } else if (key == "mps") {
             s = set_bool(o.mps, value);
         } else if (key == "nic") {
-            auto n = parse_nic_bind(value);
+            auto n = binding::parse_nic_bind(value);
             if (!n) return fail(n.error().message);
             o.nic = *n;
         } else if (key == "run_dir") {
@@ -64,10 +64,10 @@ Result<StepOptions> parse_site_args(const std::vector<std::string>& args) {
         } else if (key == "mps_timeout") {
             char* end = nullptr;
             const double seconds = std::strtod(value.c_str(), &end);
-            if (value.empty() || *end || !std::isfinite(seconds) || seconds < kMinMpsTimeoutSeconds ||
-                seconds > kMaxMpsTimeoutSeconds)
+            if (value.empty() || *end || !std::isfinite(seconds) || seconds < mps::kMinMpsTimeoutSeconds ||
+                seconds > mps::kMaxMpsTimeoutSeconds)
                 return fail("expected seconds between 0.01 and 3600");
-            o.mps_job.timeout = mps_timeout_from_seconds(seconds);
+            o.mps_job.timeout = mps::mps_timeout_from_seconds(seconds);
         } else if (key == "job_dir_size") {
             auto mib = parse_u64(value);
             if (!mib || *mib < 1 || *mib > 65536) return fail("expected MiB between 1 and 65536");
@@ -94,7 +94,7 @@ Status apply_user_option(StepOptions& o, const std::string& name, const std::str
     } else if (name == "xpart-mps") {
         s = set_bool(o.mps, value);
     } else if (name == "xpart-nic") {
-        auto n = parse_nic_bind(value);
+        auto n = binding::parse_nic_bind(value);
         if (!n) return fail(n.error().message);
         o.nic = *n;
     } else {
@@ -104,4 +104,4 @@ Status apply_user_option(StepOptions& o, const std::string& name, const std::str
     return ok_status();
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::spank

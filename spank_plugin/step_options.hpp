@@ -12,7 +12,7 @@
 #include "mps/mps_options.hpp"
 #include "libxpart/result.hpp"
 
-namespace xpart::launch {
+namespace xpart::spank {
 
 enum class StepBind {
     None,     // tasks keep the step's partitions (and whatever --gpu-bind Slurm applies)
@@ -27,14 +27,14 @@ struct StepOptions {
     // since a binding the task could step out of only tells it what to use.
     std::optional<bool> confine;
     bool mps = false;  // one MPS control daemon per MIG GPU instance the step uses
-    NicBind nic = NicBind::None;  // each task's RDMA NIC in NCCL_IB_HCA, UCX_NET_DEVICES
+    binding::NicBind nic = binding::NicBind::None;  // each task's RDMA NIC in NCCL_IB_HCA, UCX_NET_DEVICES
     // Site only (plugstack.conf): root acts there, so a user must not choose them.
-    MpsJobOptions mps_job;
+    mps::MpsJobOptions mps_job;
 
     // Confinement, MPS and a NIC need a per-task choice: each alone binds one partition per
     // task (a task's NIC is its partition's GPU's).
     StepBind effective_bind() const {
-        return bind == StepBind::None && (confine.value_or(false) || mps || nic != NicBind::None)
+        return bind == StepBind::None && (confine.value_or(false) || mps || nic != binding::NicBind::None)
                    ? StepBind::Rank
                    : bind;
     }
@@ -51,4 +51,4 @@ Result<StepOptions> parse_site_args(const std::vector<std::string>& args);
 // ("xpart-bind"); `value` is empty for a bare flag. Error: "--<name>=<value>: <why>".
 Status apply_user_option(StepOptions& options, const std::string& name, const std::string& value);
 
-}  // namespace xpart::launch
+}  // namespace xpart::spank

@@ -7,7 +7,7 @@
 #include "libxpart/text.hpp"
 #include "libxpart/visibility.hpp"
 
-namespace xpart::launch {
+namespace xpart::spank {
 namespace {
 
 // Slurm's record indices mean what slurmd registered, which only its cache says: discovering
@@ -25,7 +25,7 @@ Result<Node> load_node(const RootFs& root) {
 
 // NVIDIA partitions must be the ones CUDA_VISIBLE_DEVICES names, in the same order: a cache
 // that no longer matches the records slurmd registered must not bind anything.
-Status check_uuids(const Node& node, const Allotment& a, const EnvMap& env) {
+Status check_uuids(const Node& node, const binding::Allotment& a, const EnvMap& env) {
     const std::string* cuda = env_get(env, "CUDA_VISIBLE_DEVICES");
     std::vector<std::string> tokens = cuda ? split(*cuda, ',') : std::vector<std::string>{};
     std::size_t k = 0;
@@ -49,19 +49,19 @@ Result<StepPlan> plan_step(const RootFs& root, const EnvMap& step_env, int local
     if (!step_gpus) return Error{"the step has no GPU on this node (SLURM_STEP_GPUS unset)"};
     auto node = load_node(root);
     if (!node) return node.error();
-    auto allotment = from_record_indices(*node, "SLURM_STEP_GPUS", *step_gpus);
+    auto allotment = binding::from_record_indices(*node, "SLURM_STEP_GPUS", *step_gpus);
     if (!allotment) return allotment.error();
     if (auto s = check_uuids(*node, *allotment, step_env); !s) return s.error();
 
-    MapOptions options;
-    options.bind = bind == StepBind::Closest ? BindPolicy::Closest : BindPolicy::None;
-    auto topology = load_locality(options, "", root.root());
+    binding::MapOptions options;
+    options.bind = bind == StepBind::Closest ? binding::BindPolicy::Closest : binding::BindPolicy::None;
+    auto topology = binding::load_locality(options, "", root.root());
     if (!topology) return topology.error();
     StepPlan step;
     step.bind = bind;
     step.step_gpus = split(*step_gpus, ',');
     for (auto& s : step.step_gpus) s = trim(s);
-    auto plan = plan_node(*node, std::move(*allotment), *topology ? &**topology : nullptr,
+    auto plan = binding::plan_node(*node, std::move(*allotment), *topology ? &**topology : nullptr,
                           local_tasks, options);
     if (!plan) return plan.error();
     step.plan = std::move(*plan);
@@ -69,7 +69,7 @@ Result<StepPlan> plan_step(const RootFs& root, const EnvMap& step_env, int local
     return step;
 }
 
-bool partition_openable(const Partition& p, const DeviceOpenable& openable) {
+bool partition_openable(const Partition& p, const binding::DeviceOpenable& openable) {
     for (const DeviceFile& f : p.device_files)
         if (!f.shared && !openable(f)) return false;
     return true;
@@ -80,7 +80,7 @@ const Partition& slot_partition(const StepPlan& step, std::size_t slot) {
     return step.node.gpus[a.gpu].partitions[a.partition];
 }
 
-std::size_t task_slot(const StepPlan& step, int local_id, const DeviceOpenable& openable) {
+std::size_t task_slot(const StepPlan& step, int local_id, const binding::DeviceOpenable& openable) {
     const std::size_t planned = step.plan.assignments.at(static_cast<std::size_t>(local_id)).slot;
     if (partition_openable(slot_partition(step, planned), openable)) return planned;
     for (std::size_t slot = 0; slot < step.plan.allotment.partitions.size(); ++slot)
@@ -93,7 +93,7 @@ const Partition& task_partition(const StepPlan& step, int local_id) {
 }
 
 std::vector<unsigned> task_cpus(const StepPlan& step, int local_id, std::size_t slot) {
-    const RankAssignment& me = step.plan.assignments.at(static_cast<std::size_t>(local_id));
+    const binding::RankAssignment& me = step.plan.assignments.at(static_cast<std::size_t>(local_id));
     if (me.cpus.empty() || slot == me.slot) return me.cpus;
     return step.plan.slots.at(slot).cpus;
 }
@@ -106,24 +106,24 @@ std::vector<DeviceFile> step_device_files(const StepPlan& step) {
     return files;
 }
 
-std::vector<AllottedPartition> used_partitions(const StepPlan& step) {
-    std::vector<AllottedPartition> used;
+std::vector<binding::AllottedPartition> used_partitions(const StepPlan& step) {
+    std::vector<binding::AllottedPartition> used;
     for (const auto& a : step.plan.assignments) used.push_back(step.plan.allotment.partitions[a.slot]);
     return used;
 }
 
 std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap& step_env,
                                 bool confined, const TaskProbe& probe, std::string* note) {
-    const RankAssignment& me = step.plan.assignments.at(static_cast<std::size_t>(local_id));
+    const binding::RankAssignment& me = step.plan.assignments.at(static_cast<std::size_t>(local_id));
     const std::size_t slot = task_slot(step, local_id, probe.allowed);
-    AllottedPartition mine = step.plan.allotment.partitions[slot];
+    binding::AllottedPartition mine = step.plan.allotment.partitions[slot];
     const bool nvidia = step.node.gpus[mine.gpu].vendor == Vendor::Nvidia;
     if (!nvidia && !confined) {
         // Unconfined, the task sees what Slurm's cgroup leaves it: ROCm's index counts those.
-        auto index = rocr_index(step.node, mine, probe.opens);
+        auto index = binding::rocr_index(step.node, mine, probe.opens);
         mine.token = index ? std::to_string(*index) : std::string(kBindNothing);
     }
-    EnvMap env = narrow_env(step_env, step.node, mine, confined);
+    EnvMap env = binding::narrow_env(step_env, step.node, mine, confined);
     // Slurm's own per-task choice (--gpus-per-task, --gpu-bind) holds beside ours, on both
     // hierarchies: the task gets one of the partitions Slurm left it, and where Slurm left it
     // none of the step's, it is told so (no vendor device, no SLURM_STEP_GPUS) rather than of
@@ -145,7 +145,7 @@ std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap
     // What the whole step holds on this node, for programs that look beyond their own.
     if (const std::string* all = env_get(step_env, "SLURM_STEP_GPUS")) placed.step_gpus = *all;
     apply_changes(env, placement_visibility(placed));
-    apply_nic_env(env, step.node.gpus[mine.gpu], step.nic);
+    binding::apply_nic_env(env, step.node.gpus[mine.gpu], step.nic);
 
     std::vector<EnvChange> changes;
     for (const auto& [name, value] : env) {
@@ -157,4 +157,4 @@ std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap
     return changes;
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::spank

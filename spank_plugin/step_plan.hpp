@@ -22,14 +22,14 @@
 #include "libxpart/node.hpp"
 #include "libxpart/root_fs.hpp"
 
-namespace xpart::launch {
+namespace xpart::spank {
 
 struct StepPlan {
     Node node;
-    NodePlan plan;  // allotment (step order), slots, one assignment per local task
+    binding::NodePlan plan;  // allotment (step order), slots, one assignment per local task
     StepBind bind = StepBind::None;
     std::vector<std::string> step_gpus;  // SLURM_STEP_GPUS entries, parallel to the allotment
-    NicBind nic = NicBind::None;         // each task's RDMA NIC (nic_env.hpp)
+    binding::NicBind nic = binding::NicBind::None;         // each task's RDMA NIC (nic_env.hpp)
 };
 
 // Error: one line naming what is missing or inconsistent (no cache and no discovery, no
@@ -40,21 +40,21 @@ Result<StepPlan> plan_step(const RootFs& root, const EnvMap& step_env, int local
 // per-task choice among them), decides its partition; `opens`, by open() as ROCm does,
 // numbers the XCPs an unconfined task sees. Tests give one predicate for both.
 struct TaskProbe {
-    TaskProbe(DeviceOpenable both) : allowed(both), opens(std::move(both)) {}  // NOLINT: implicit
-    TaskProbe(DeviceOpenable allowed_, DeviceOpenable opens_)
+    TaskProbe(binding::DeviceOpenable both) : allowed(both), opens(std::move(both)) {}  // NOLINT: implicit
+    TaskProbe(binding::DeviceOpenable allowed_, binding::DeviceOpenable opens_)
         : allowed(std::move(allowed_)), opens(std::move(opens_)) {}
-    DeviceOpenable allowed, opens;
+    binding::DeviceOpenable allowed, opens;
 };
 
 // Whether a task may open a partition: every device file only it has passes `openable`.
-bool partition_openable(const Partition& p, const DeviceOpenable& openable);
+bool partition_openable(const Partition& p, const binding::DeviceOpenable& openable);
 // The allotment slot local task `local_id` runs on, within what Slurm's rules let it open
 // (`openable`): the plan's slot while its partition opens, else the first of the step's
 // partitions that does (Slurm's per-task choice, --gpu-bind or --gpus-per-task, gave the
 // plan's to another task), else the plan's (the task opens none: task_env says so).
 // slurmstepd asks from the task's cgroup before confining it; the task asks again itself and,
 // confined, can open only the partition chosen then, so both name the same one.
-std::size_t task_slot(const StepPlan& step, int local_id, const DeviceOpenable& openable);
+std::size_t task_slot(const StepPlan& step, int local_id, const binding::DeviceOpenable& openable);
 // Closest: the CPUs to pin local task `local_id` to when it runs on `slot`: its share near the
 // planned partition, or all near the one Slurm's rules moved it to. Else none.
 std::vector<unsigned> task_cpus(const StepPlan& step, int local_id, std::size_t slot);
@@ -65,7 +65,7 @@ const Partition& task_partition(const StepPlan& step, int local_id);
 // Every non-shared device file of the step's partitions (what task_slot asks about).
 std::vector<DeviceFile> step_device_files(const StepPlan& step);
 // Every partition the step's tasks use, in task order (MPS needs their instances).
-std::vector<AllottedPartition> used_partitions(const StepPlan& step);
+std::vector<binding::AllottedPartition> used_partitions(const StepPlan& step);
 
 // What task `local_id`'s environment must say: the vendor list (CUDA_VISIBLE_DEVICES or
 // ROCR_VISIBLE_DEVICES: "0" when confined, the task's cgroup leaving ROCm one agent; else its
@@ -78,4 +78,4 @@ std::vector<EnvChange> task_env(const StepPlan& step, int local_id, const EnvMap
                                 bool confined, const TaskProbe& probe,
                                 std::string* note = nullptr);
 
-}  // namespace xpart::launch
+}  // namespace xpart::spank

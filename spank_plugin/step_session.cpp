@@ -6,12 +6,12 @@
 #include "spank_plugin/task_confine.hpp"
 #include "libxpart/text.hpp"
 
-namespace xpart::launch {
+namespace xpart::spank {
 namespace {
 
 // Closest: the task's CPUs near its partition, within what Slurm already gave it.
 Status pin(pid_t task, const std::vector<unsigned>& cpus, std::vector<std::string>& notes) {
-    auto pinned = pin_within_allocation(task, cpus);
+    auto pinned = binding::pin_within_allocation(task, cpus);
     if (!pinned) return pinned.error();
     if (!*pinned)
         notes.push_back("--xpart-bind=closest: none of CPUs " + format_cpu_list(cpus) +
@@ -36,13 +36,13 @@ Result<StepSession> StepSession::begin(const StepOptions& options, const RootFs&
     if (!plan) return plan.error();
     s.plan_ = std::move(*plan);
     s.plan_->nic = options.nic;
-    if (options.nic != NicBind::None && s.plan_->node.nics.empty())
+    if (options.nic != binding::NicBind::None && s.plan_->node.nics.empty())
         s.notes_.push_back("--xpart-nic: this node has no RDMA NIC; no NIC variable is set");
     if (options.mps) {
-        auto instances = mps_instances(s.plan_->node, used_partitions(*s.plan_));
+        auto instances = mps::mps_instances(s.plan_->node, used_partitions(*s.plan_));
         if (!instances) return Error{"--xpart-mps: " + instances.error().message};
-        MpsStartReport report;
-        auto config = start_step_daemons(options.mps_job, id.job_id, id.step_id, id.user,
+        mps::MpsStartReport report;
+        auto config = mps::start_step_daemons(options.mps_job, id.job_id, id.step_id, id.user,
                                          *instances, s.mps_managed_, report);
         if (!config) return Error{"--xpart-mps: " + config.error().message};
         s.mps_ = std::move(*config);
@@ -84,16 +84,16 @@ Status StepSession::confine(int local_id, pid_t task) {
 
 std::vector<EnvChange> StepSession::env(int local_id, const EnvMap& task_env, std::string* note) const {
     if (!plan_) return {};
-    const TaskProbe probe(cgroup_probe(root_), open_probe(root_));
+    const TaskProbe probe(binding::cgroup_probe(root_), binding::open_probe(root_));
     std::string why;
-    auto changes = launch::task_env(*plan_, local_id, task_env, options_.effective_confine(), probe, &why);
+    auto changes = spank::task_env(*plan_, local_id, task_env, options_.effective_confine(), probe, &why);
     if (note) *note = why;
     const std::size_t slot = task_slot(*plan_, local_id, probe.allowed);
     if (mps_ && partition_openable(slot_partition(*plan_, slot), probe.allowed)) {
         const auto& used = plan_->plan.allotment.partitions[slot];
         // begin() started a daemon for every instance the plan uses; one Slurm's rules moved
         // the task to may have none: the task then runs without MPS, and says so.
-        if (auto mps = mps_rank_env(plan_->node, *mps_, used_partitions(*plan_), used))
+        if (auto mps = mps::mps_rank_env(plan_->node, *mps_, used_partitions(*plan_), used))
             for (auto& [name, value] : *mps) changes.push_back({name, value});
         else if (note)
             *note += std::string(note->empty() ? "" : "; ") + "--xpart-mps: " + mps.error().message;
@@ -114,7 +114,7 @@ std::vector<std::string> StepSession::end() {
     while (!cgroups_.empty())
         if (auto s = task_ended(cgroups_.begin()->first); !s) problems.push_back(s.error().message);
     if (mps_ && !mps_managed_) {
-        auto r = stop_step_daemons(options_.mps_job, id_.job_id, id_.step_id);
+        auto r = mps::stop_step_daemons(options_.mps_job, id_.job_id, id_.step_id);
         problems.insert(problems.end(), r.notes.begin(), r.notes.end());
         for (const auto& s : r.survivors) problems.push_back("MPS daemon survived SIGKILL: " + s);
     }
@@ -122,4 +122,4 @@ std::vector<std::string> StepSession::end() {
     return problems;
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::spank

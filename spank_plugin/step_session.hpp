@@ -17,11 +17,11 @@
 #include "spank_plugin/step_plan.hpp"
 #include "spank_plugin/task_confine.hpp"
 
-namespace xpart::launch {
+namespace xpart::spank {
 
 struct StepIdentity {
     std::string job_id, step_id;
-    Credentials user;
+    process::Credentials user;
     int local_tasks = 1;
 };
 
@@ -53,10 +53,10 @@ private:
     RootFs root_;
     StepIdentity id_;
     std::optional<StepPlan> plan_;
-    std::optional<MpsConfig> mps_;
+    std::optional<mps::MpsConfig> mps_;
     bool mps_managed_ = false;
     std::map<int, std::string> cgroups_;  // local task id -> its cgroup
     std::vector<std::string> notes_;      // begin()'s warnings, for the log
 };
 
-}  // namespace xpart::launch
+}  // namespace xpart::spank

@@ -18,7 +18,7 @@
 #include "binding/rank_cgroup.hpp"
 #include "libxpart/text.hpp"
 
-namespace xpart::launch {
+namespace xpart::spank {
 namespace {
 
 // Slurm's task cgroup: "…/step_0/task_3" (cgroup/v1), "…/step_0/user/task_3" (cgroup/v2).
@@ -65,7 +65,7 @@ Result<TaskCgroup> task_cgroup(pid_t task, const ProcRead& read) {
     return where;
 }
 
-Result<DeviceOpenable> task_openable(const TaskCgroup& where, const RootFs& root,
+Result<binding::DeviceOpenable> task_openable(const TaskCgroup& where, const RootFs& root,
                                      const std::vector<DeviceFile>& files) {
     std::vector<std::string> paths;
     for (const auto& f : files) paths.push_back(root.host_path(f.path));
@@ -75,7 +75,7 @@ Result<DeviceOpenable> task_openable(const TaskCgroup& where, const RootFs& root
     if (!answers) return Error{answers.error().message};
     std::map<std::string, bool> by_path;
     for (std::size_t i = 0; i < files.size(); ++i) by_path[files[i].path] = (*answers)[i];
-    return DeviceOpenable([by_path = std::move(by_path)](const DeviceFile& f) {
+    return binding::DeviceOpenable([by_path = std::move(by_path)](const DeviceFile& f) {
         auto it = by_path.find(f.path);
         return it == by_path.end() || it->second;
     });
@@ -85,7 +85,7 @@ Result<std::string> confine_task(const TaskCgroup& where, const Node& node, cons
                                  pid_t task, unsigned local_id) {
     const std::string who = "--xpart-confine: ";
     const cgroup::Hierarchy h = where.hierarchy;
-    const auto rules = rank_rule_set(node, mine);
+    const auto rules = binding::rank_rule_set(node, mine);
     // Slurm's own task cgroup: narrowed in place (Slurm removes it with the step), which costs
     // no cgroup of ours to make, enter and remove per task. On v2 it is also the only place:
     // Slurm's task program (attached with no flag) lets the kernel attach nothing below it;
@@ -130,4 +130,4 @@ Status release_task(const std::string& dir) {
     return cg->remove();
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::spank

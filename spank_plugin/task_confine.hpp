@@ -28,7 +28,7 @@
 #include "libxpart/root_fs.hpp"
 #include "libxpart/result.hpp"
 
-namespace xpart::launch {
+namespace xpart::spank {
 
 struct TaskCgroup {
     cgroup::Hierarchy hierarchy = cgroup::Hierarchy::V2;
@@ -46,7 +46,7 @@ Result<TaskCgroup> task_cgroup(pid_t task, const ProcRead& read);
 
 // Whether the task may open a device file, as its cgroup's rules say now: `files` (host paths
 // through `root`) are probed at once; any other file asked of the result counts as openable.
-Result<DeviceOpenable> task_openable(const TaskCgroup& where, const RootFs& root,
+Result<binding::DeviceOpenable> task_openable(const TaskCgroup& where, const RootFs& root,
                                      const std::vector<DeviceFile>& files);
 
 // The child cgroup made for the task, or "" when Slurm's own was narrowed in place. Error
@@ -58,4 +58,4 @@ Result<std::string> confine_task(const TaskCgroup& where, const Node& node, cons
 // step's cgroup first).
 Status release_task(const std::string& dir);
 
-}  // namespace xpart::launch
+}  // namespace xpart::spank

@@ -48,7 +48,7 @@ SPANK_PLUGIN(xpart, 1)
 namespace {
 
 using namespace xpart;
-using namespace xpart::launch;
+using namespace xpart::spank;
 
 std::optional<StepOptions> g_options;      // site defaults, then the user's options
 std::vector<std::string> g_user_options;   // "name=value" as given, applied after the site's

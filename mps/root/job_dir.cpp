@@ -17,7 +17,7 @@
 
 #include "mps/whole_file.hpp"
 
-namespace xpart::launch {
+namespace xpart::mps {
 namespace {
 
 using cgroup::UniqueFd;
@@ -59,7 +59,7 @@ std::string fd_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
 // Root's leaf for the user: a tmpfs of its own on the directory root just made, so what the
 // user writes is bounded per job and never fills the run directory's filesystem.
-Status mount_user_tmpfs(int leaf_fd, const Credentials& user, unsigned mib, const std::string& shown) {
+Status mount_user_tmpfs(int leaf_fd, const process::Credentials& user, unsigned mib, const std::string& shown) {
     const std::string options = "size=" + std::to_string(mib) + "m,nr_inodes=4096,mode=0700,uid=" +
                                 std::to_string(user.uid) + ",gid=" + std::to_string(user.gid);
     if (mount("xpart-job", fd_path(leaf_fd).c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
@@ -80,7 +80,7 @@ Status check_job_id(const std::string& job_id) {
 }
 
 Result<JobDir> JobDir::open_checked(const std::string& run_dir, const std::string& job_id,
-                                    bool create, const Credentials* user, unsigned mib) {
+                                    bool create, const process::Credentials* user, unsigned mib) {
     if (auto s = check_job_id(job_id); !s) return s.error();
     // The run dir and the job directories are root's on a node. A user (a rank reading root's
     // records) trusts only root's; root, or a test run as a user, its own.
@@ -146,7 +146,7 @@ Result<JobDir> JobDir::open_checked(const std::string& run_dir, const std::strin
 }
 
 Result<JobDir> JobDir::create(const std::string& run_dir, const std::string& job_id,
-                              const Credentials& user, unsigned user_dir_mib) {
+                              const process::Credentials& user, unsigned user_dir_mib) {
     if (user_dir_mib == 0 || user_dir_mib > 65536)
         return Error{"job directory size " + std::to_string(user_dir_mib) + " MiB: expected 1 to 65536"};
     return open_checked(run_dir, job_id, true, &user, user_dir_mib);
@@ -264,4 +264,4 @@ std::vector<std::string> job_ids_in(const std::string& run_dir) {
     return ids;
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::mps

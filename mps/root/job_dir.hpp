@@ -25,7 +25,7 @@
 #include "libxpart/result.hpp"
 #include "mps/private_dir.hpp"
 
-namespace xpart::launch {
+namespace xpart::mps {
 
 // Holds a job's flock until destroyed.
 class JobLock {
@@ -41,7 +41,7 @@ public:
     // Root's side (Prolog): creates the run dir, the job directory and the user's leaf, or
     // accepts existing ones only when each is what root would have made.
     static Result<JobDir> create(const std::string& run_dir, const std::string& job_id,
-                                 const Credentials& user, unsigned user_dir_mib = 64);
+                                 const process::Credentials& user, unsigned user_dir_mib = 64);
     // An existing job directory (Epilog, cleanup, and ranks reading root's records); nullopt
     // when the job has none. The same checks as create.
     static Result<std::optional<JobDir>> open(const std::string& run_dir, const std::string& job_id);
@@ -50,7 +50,7 @@ public:
     const std::string& job_id() const { return job_id_; }
     std::string user_dir() const { return path_ + "/user"; }
     // The owner of user/: every action inside it runs as this user.
-    const Credentials& user() const { return user_; }
+    const process::Credentials& user() const { return user_; }
     bool has_user_dir() const;
     // For an out-of-space error in user/: "job <id>'s directory <user/> (<n> MiB) is full".
     std::string space_note() const;
@@ -69,10 +69,10 @@ public:
 private:
     JobDir() = default;
     static Result<JobDir> open_checked(const std::string& run_dir, const std::string& job_id,
-                                       bool create, const Credentials* user, unsigned mib);
+                                       bool create, const process::Credentials* user, unsigned mib);
     std::string run_dir_, job_id_, path_;
     unsigned user_dir_mib_ = 0;  // 0: not known (opened, not made)
-    Credentials user_;
+    process::Credentials user_;
     std::shared_ptr<cgroup::UniqueFd> run_fd_, dir_fd_;
 };
 
@@ -81,4 +81,4 @@ Status check_job_id(const std::string& job_id);
 // The job ids of <run dir>/job_* entries that are directories (not links).
 std::vector<std::string> job_ids_in(const std::string& run_dir);
 
-}  // namespace xpart::launch
+}  // namespace xpart::mps

@@ -15,7 +15,7 @@
 #include "mps/root/job_dir.hpp"
 #include "mps/mps_options.hpp"
 
-namespace xpart::launch {
+namespace xpart::mps {
 namespace {
 
 std::string group_name(const std::string& run_dir) {
@@ -156,4 +156,4 @@ Result<std::string> MpsCgroupHousing::end(const std::string& instance, std::chro
     return describe_ended(name, *killed);
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::mps

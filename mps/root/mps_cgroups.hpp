@@ -23,7 +23,7 @@
 #include "libxpart/result.hpp"
 #include "mps/mps.hpp"
 
-namespace xpart::launch {
+namespace xpart::mps {
 
 class MpsCgroups {
 public:
@@ -80,4 +80,4 @@ private:
     std::string scope_;
 };
 
-}  // namespace xpart::launch
+}  // namespace xpart::mps

@@ -10,7 +10,7 @@
 #include "libxpart/text.hpp"
 #include "mps/root/mps_cgroups.hpp"
 
-namespace xpart::launch {
+namespace xpart::mps {
 namespace {
 
 namespace fs = std::filesystem;
@@ -82,9 +82,9 @@ void end_job_cgroups(const MpsJobOptions& o, const std::string& job_id, MpsJobSt
 // In a child that became the user: the daemons ranks started in <leaf>/step_*, recorded in
 // each step directory's own file (whatever the user wrote there, this child can only reach
 // the user's own). The listing happens in the child too: root never reads the user's place.
-void stop_rank_daemons(const MpsJobOptions& o, const Credentials& user, const std::string& leaf,
+void stop_rank_daemons(const MpsJobOptions& o, const process::Credentials& user, const std::string& leaf,
                        std::vector<std::string>& notes) {
-    auto rc = run_as(user, [&] {
+    auto rc = process::run_as(user, [&] {
         int bad = 0;
         std::error_code ec;
         fs::permissions(leaf, fs::perms::owner_all, fs::perm_options::add, ec);  // a chmod of its own
@@ -147,12 +147,12 @@ MpsConfig managed_mps_config(const JobDir& job, const MpsJobOptions& o) {
     return c;
 }
 
-Result<JobDir> prepare_job(const MpsJobOptions& o, const std::string& job_id, const Credentials& user) {
+Result<JobDir> prepare_job(const MpsJobOptions& o, const std::string& job_id, const process::Credentials& user) {
     return JobDir::create(o.run_dir, job_id, user, o.job_dir_mib);
 }
 
 Result<MpsStartReport> start_job_daemons(const MpsJobOptions& o, const std::string& job_id,
-                                         const Credentials& user,
+                                         const process::Credentials& user,
                                          const std::vector<MpsInstance>& instances) {
     auto job = prepare_job(o, job_id, user);
     if (!job) return job.error();
@@ -195,7 +195,7 @@ std::string describe_stop(const MpsJobStopReport& r) {
 }
 
 Result<MpsConfig> start_step_daemons(const MpsJobOptions& o, const std::string& job_id,
-                                     const std::string& step_id, const Credentials& user,
+                                     const std::string& step_id, const process::Credentials& user,
                                      const std::vector<MpsInstance>& instances, bool& managed,
                                      MpsStartReport& report) {
     if (auto s = check_job_id(step_id); !s) return Error{"step id: " + s.error().message};
@@ -244,4 +244,4 @@ std::vector<std::string> cleanup_ended_jobs(const MpsJobOptions& o) {
     return removed;
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::mps

@@ -26,7 +26,7 @@
 #include "mps/mps_options.hpp"
 #include "mps/private_dir.hpp"
 
-namespace xpart::launch {
+namespace xpart::mps {
 
 constexpr const char* kMpsRecords = "mps";
 constexpr const char* kMpsFailed = "mps.failed";
@@ -35,11 +35,11 @@ constexpr const char* kMpsFailed = "mps.failed";
 MpsConfig managed_mps_config(const JobDir& job, const MpsJobOptions& o);
 
 // Prolog: the job directory with the user's leaf, nothing else.
-Result<JobDir> prepare_job(const MpsJobOptions& o, const std::string& job_id, const Credentials& user);
+Result<JobDir> prepare_job(const MpsJobOptions& o, const std::string& job_id, const process::Credentials& user);
 // Prolog: prepare_job, then the daemons of `instances` under the job's lock. A failure is
 // recorded in mps.failed (the job's ranks then fail with it) and nothing started stays up.
 Result<MpsStartReport> start_job_daemons(const MpsJobOptions& o, const std::string& job_id,
-                                         const Credentials& user,
+                                         const process::Credentials& user,
                                          const std::vector<MpsInstance>& instances);
 
 struct MpsJobStopReport {
@@ -59,7 +59,7 @@ std::string describe_stop(const MpsJobStopReport& r);
 // them (an error when its start failed), else the step's own, started as the user and
 // recorded in root's mps.step_<s>. `managed` tells which.
 Result<MpsConfig> start_step_daemons(const MpsJobOptions& o, const std::string& job_id,
-                                     const std::string& step_id, const Credentials& user,
+                                     const std::string& step_id, const process::Credentials& user,
                                      const std::vector<MpsInstance>& instances, bool& managed,
                                      MpsStartReport& report);
 // slurmstepd at the step's end (also when its tasks were killed): stops the step's own
@@ -71,4 +71,4 @@ MpsJobStopReport stop_step_daemons(const MpsJobOptions& o, const std::string& jo
 // `ended`, lock free). A directory of a job that may still run is never touched.
 std::vector<std::string> cleanup_ended_jobs(const MpsJobOptions& o);
 
-}  // namespace xpart::launch
+}  // namespace xpart::mps

@@ -8,7 +8,7 @@
 #include "mps/root/mps_job.hpp"
 #include "process/credentials.hpp"
 
-namespace xpart::launch {
+namespace xpart::mps {
 
 namespace {
 
@@ -25,7 +25,7 @@ Result<MpsConfig> rank_mps_config(const MpsJobOptions& o, const std::string& job
                                   const std::string& step_key, bool& managed) {
     MpsConfig c;
     c.control = o.control;
-    c.user = current_credentials();
+    c.user = process::current_credentials();
     c.timeout = o.timeout;
     c.extra_env = o.extra_env;
     managed = false;
@@ -65,4 +65,4 @@ Result<MpsConfig> rank_mps_config(const MpsJobOptions& o, const std::string& job
     return c;
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::mps

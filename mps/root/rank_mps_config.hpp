@@ -9,7 +9,7 @@
 #include "mps/mps.hpp"
 #include "mps/mps_options.hpp"
 
-namespace xpart::launch {
+namespace xpart::mps {
 
 // The config a rank uses: root's daemons when the Prolog started them, else the step's own.
 // `job_id` (SLURM_JOB_ID; empty outside Slurm) and `step_key` ("<job>.<step>", or the MPI
@@ -17,4 +17,4 @@ namespace xpart::launch {
 Result<MpsConfig> rank_mps_config(const MpsJobOptions& o, const std::string& job_id,
                                   const std::string& step_key, bool& managed);
 
-}  // namespace xpart::launch
+}  // namespace xpart::mps

@@ -32,7 +32,6 @@ extern char** environ;
 namespace {
 
 using namespace xpart;
-using namespace xpart::launch;
 using Clock = std::chrono::steady_clock;
 
 std::string builddir() {
@@ -131,22 +130,22 @@ void BM_MpsStart(benchmark::State& state) {
     if (!mkdtemp(tmpl)) std::abort();
     // The daemons ranks start for themselves (xpart launch --mps without Prolog daemons):
     // this user's, recorded in the step directory's own file.
-    MpsConfig c;
+    mps::MpsConfig c;
     c.control = builddir() + "/sim/fake_mps/nvidia-cuda-mps-control";
     c.dir = std::string(tmpl) + "/step";
-    c.records = file_record_store(c.dir + "/daemons");
-    c.user = current_credentials();
+    c.records = mps::file_record_store(c.dir + "/daemons");
+    c.user = process::current_credentials();
     if (!std::filesystem::create_directory(c.dir)) std::abort();
-    std::vector<MpsInstance> inst;
+    std::vector<mps::MpsInstance> inst;
     for (int i = 0; i < state.range(0); ++i)
         inst.push_back({"gpu0-gi" + std::to_string(7 + i), fixtures::mig_uuid(0, 7 + i)});
     for (auto _ : state) {
         auto t0 = Clock::now();
-        auto s = start_daemons(c, inst);
+        auto s = mps::start_daemons(c, inst);
         double t = std::chrono::duration<double>(Clock::now() - t0).count();
         if (!s) state.SkipWithError(s.error().message.c_str());
         state.SetIterationTime(t);
-        auto stopped = stop_daemons(c);
+        auto stopped = mps::stop_daemons(c);
         if (!s) break;
         if (!stopped.survivors.empty()) {
             state.SkipWithError(stopped.survivors.front().c_str());
@@ -164,21 +163,21 @@ void BM_PrologMpsStart(benchmark::State& state) {
     }
     char tmpl[] = "/tmp/xpb-XXXXXX";
     if (!mkdtemp(tmpl)) std::abort();
-    MpsJobOptions o;
+    mps::MpsJobOptions o;
     o.run_dir = std::string(tmpl) + "/run";
     o.control = builddir() + "/sim/fake_mps/nvidia-cuda-mps-control";
     Node node = fixtures::dgx_a100(1, 7);
-    std::vector<AllottedPartition> parts;
+    std::vector<binding::AllottedPartition> parts;
     for (int i = 0; i < state.range(0); ++i) parts.push_back({0, static_cast<std::size_t>(i), ""});
-    auto inst = mps_instances(node, parts);
+    auto inst = mps::mps_instances(node, parts);
     if (!inst) std::abort();
     for (auto _ : state) {
         auto t0 = Clock::now();
-        auto s = start_job_daemons(o, "7", current_credentials(), *inst);
+        auto s = mps::start_job_daemons(o, "7", process::current_credentials(), *inst);
         double t = std::chrono::duration<double>(Clock::now() - t0).count();
         if (!s) state.SkipWithError(s.error().message.c_str());
         state.SetIterationTime(t);
-        auto stopped = stop_job_daemons(o, "7");
+        auto stopped = mps::stop_job_daemons(o, "7");
         if (!s) break;
         if (!stopped.survivors.empty()) {
             state.SkipWithError(stopped.survivors.front().c_str());

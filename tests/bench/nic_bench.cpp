@@ -23,7 +23,6 @@
 namespace {
 
 using namespace xpart;
-using namespace xpart::launch;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kTasks = 8;
@@ -55,14 +54,14 @@ EnvMap step_env(const Node& node) {
 }
 
 // Seconds per task for planning one step and computing every task's environment.
-double bind_step(const RootFs& root, const EnvMap& env, NicBind nic) {
+double bind_step(const RootFs& root, const EnvMap& env, binding::NicBind nic) {
+    const binding::DeviceOpenable any = [](const DeviceFile&) { return true; };
     const auto t0 = Clock::now();
-    auto plan = plan_step(root, env, kTasks, StepBind::Rank);
+    auto plan = spank::plan_step(root, env, kTasks, spank::StepBind::Rank);
     if (!plan.ok()) std::abort();  // a failing plan is no timing
     plan->nic = nic;
     std::size_t changes = 0;
-    for (int t = 0; t < kTasks; ++t)
-        changes += task_env(*plan, t, env, true, [](const DeviceFile&) { return true; }).size();
+    for (int t = 0; t < kTasks; ++t) changes += spank::task_env(*plan, t, env, true, any).size();
     benchmark::DoNotOptimize(changes);
     return std::chrono::duration<double>(Clock::now() - t0).count() / kTasks;
 }
@@ -82,10 +81,11 @@ void BM_NicTaskBind(benchmark::State& state) {
     auto node = discover(r.discovery_options());
     const EnvMap env = step_env(*node);
     // The environment really names each task's NIC with closest, and none without.
-    auto check = plan_step(root, env, kTasks, StepBind::Rank);
-    check->nic = NicBind::Closest;
+    auto check = spank::plan_step(root, env, kTasks, spank::StepBind::Rank);
+    check->nic = binding::NicBind::Closest;
     bool named = false;
-    for (const auto& c : task_env(*check, 0, env, true, [](const DeviceFile&) { return true; }))
+    const binding::DeviceOpenable any = [](const DeviceFile&) { return true; };
+    for (const auto& c : spank::task_env(*check, 0, env, true, any))
         named |= c.name == "NCCL_IB_HCA";
     if (!named) {
         state.SkipWithError("closest did not set NCCL_IB_HCA");
@@ -96,11 +96,11 @@ void BM_NicTaskBind(benchmark::State& state) {
     for (auto _ : state) {
         double a = 0, b = 0;
         if (order() & 1) {
-            a = bind_step(root, env, NicBind::None);
-            b = bind_step(root, env, NicBind::Closest);
+            a = bind_step(root, env, binding::NicBind::None);
+            b = bind_step(root, env, binding::NicBind::Closest);
         } else {
-            b = bind_step(root, env, NicBind::Closest);
-            a = bind_step(root, env, NicBind::None);
+            b = bind_step(root, env, binding::NicBind::Closest);
+            a = bind_step(root, env, binding::NicBind::None);
         }
         without.push_back(a);
         with.push_back(b);

@@ -6,7 +6,7 @@
 #include "binding/allotment.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 namespace {
 
 using fixtures::dgx_a100;
@@ -118,4 +118,4 @@ TEST(AllotmentTest, SlurmGpusOnAmdTokensAreRocrIndices) {
 }
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::binding

@@ -9,7 +9,7 @@
 
 #include "binding/locality.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 namespace {
 
 std::vector<unsigned> affinity() {
@@ -90,4 +90,4 @@ TEST(LoadLocality, OnlyClosestLoadsATopology) {
 }
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::binding

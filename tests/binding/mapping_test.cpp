@@ -12,7 +12,7 @@
 #include "libxpart/text.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 namespace {
 
 using fixtures::dgx_a100;
@@ -287,4 +287,4 @@ TEST(VerboseLineTest, NamesEverything) {
 }
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::binding

@@ -6,7 +6,7 @@
 #include "binding/nic_env.hpp"
 #include "tests/case_name.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 namespace {
 
 Gpu gpu_with(std::vector<NicRoute> routes) {
@@ -56,4 +56,4 @@ INSTANTIATE_TEST_SUITE_P(Cases, NicEnv, ::testing::ValuesIn(kEnvCases),
                          testing::SentenceCaseName());
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::binding

@@ -15,7 +15,7 @@
 #include "libxpart/node_json.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 namespace {
 
 namespace fs = std::filesystem;
@@ -170,4 +170,4 @@ TEST_F(NodeSourceTest, NodeJsonFileWinsAndItsErrorsAreFinal) {
 }
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::binding

@@ -3,7 +3,7 @@
 
 #include "binding/rank_env.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 namespace {
 
 struct RankCase {
@@ -114,4 +114,4 @@ INSTANTIATE_TEST_SUITE_P(Lists, SlurmTasksTest,
                                            TasksCase{"a", 0, -1}));
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::binding

@@ -8,7 +8,7 @@
 #include "binding/rank_cgroup.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 
-namespace xpart::launch {
+namespace xpart::binding {
 namespace {
 
 using cgroup::DeviceRule;
@@ -48,4 +48,4 @@ INSTANTIATE_TEST_SUITE_P(Setting, RankRuleSetMonitor,
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::binding

@@ -103,10 +103,10 @@ TEST(Examples, PlugstackConfLineAndArguments) {
     EXPECT_EQ(active[0][0], "required");
     EXPECT_EQ(active[0][1], "/usr/lib/x86_64-linux-gnu/xpart/slurm/xpart.so");
 
-    const launch::StepOptions defaults;
+    const spank::StepOptions defaults;
     ASSERT_EQ(documented.size(), 8u);
     for (const auto& d : documented) {
-        auto o = launch::parse_site_args({d[1]});
+        auto o = spank::parse_site_args({d[1]});
         ASSERT_TRUE(o.ok()) << o.error().message;
         if (d[1].rfind("confine=", 0) == 0) continue;  // its default is "unset"
         EXPECT_EQ(o->bind, defaults.bind) << d[1];
@@ -120,9 +120,9 @@ TEST(Examples, PlugstackConfLineAndArguments) {
 
     ASSERT_EQ(commented_lines.size(), 1u);
     EXPECT_EQ(commented_lines[0][1], active[0][1]);
-    auto example_site = launch::parse_site_args({commented_lines[0].begin() + 2, commented_lines[0].end()});
+    auto example_site = spank::parse_site_args({commented_lines[0].begin() + 2, commented_lines[0].end()});
     ASSERT_TRUE(example_site.ok()) << example_site.error().message;
-    EXPECT_EQ(example_site->bind, launch::StepBind::Rank);
+    EXPECT_EQ(example_site->bind, spank::StepBind::Rank);
     EXPECT_TRUE(example_site->effective_confine());
 }
 

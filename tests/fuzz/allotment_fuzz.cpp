@@ -10,7 +10,7 @@ XPART_FUZZ_TARGET(allotment) {
     const auto env = xpart::fuzz::env_of(xpart::fuzz::text_of(data, size));
     // Every other render node unopenable: ROCR renumbers, which is the harder path.
     auto openable = [](const xpart::DeviceFile& f) { return f.path.size() % 2 == 0; };
-    (void)xpart::launch::resolve_allotment(node, env, openable);
+    (void)xpart::binding::resolve_allotment(node, env, openable);
     if (auto it = env.find("SLURM_STEP_GPUS"); it != env.end())
-        (void)xpart::launch::from_record_indices(node, "SLURM_STEP_GPUS", it->second);
+        (void)xpart::binding::from_record_indices(node, "SLURM_STEP_GPUS", it->second);
 }

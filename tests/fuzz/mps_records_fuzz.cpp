@@ -5,10 +5,10 @@
 
 XPART_FUZZ_TARGET(mps_records) {
     const std::string text = xpart::fuzz::text_of(data, size);
-    (void)xpart::launch::parse_identity(text);
-    auto records = xpart::launch::parse_records(text, "records");
+    (void)xpart::process::parse_identity(text);
+    auto records = xpart::mps::parse_records(text, "records");
     if (!records) return;
-    const std::string out = xpart::launch::format_records(*records);
-    auto again = xpart::launch::parse_records(out, "records");
-    XPART_FUZZ_CHECK(again && xpart::launch::format_records(*again) == out);
+    const std::string out = xpart::mps::format_records(*records);
+    auto again = xpart::mps::parse_records(out, "records");
+    XPART_FUZZ_CHECK(again && xpart::mps::format_records(*again) == out);
 }

@@ -7,10 +7,10 @@
 
 XPART_FUZZ_TARGET(rank_env) {
     const auto env = xpart::fuzz::env_of(xpart::fuzz::text_of(data, size));
-    (void)xpart::launch::detect_rank(env);
+    (void)xpart::binding::detect_rank(env);
     if (auto it = env.find("SLURM_TASKS_PER_NODE"); it != env.end()) {
         const auto id = env.find("SLURM_NODEID");
         const int node = id == env.end() || id->second.empty() ? 0 : id->second[0] - '0';
-        (void)xpart::launch::slurm_tasks_on_node(it->second, node);
+        (void)xpart::binding::slurm_tasks_on_node(it->second, node);
     }
 }

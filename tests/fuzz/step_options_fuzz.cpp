@@ -8,11 +8,11 @@
 XPART_FUZZ_TARGET(step_options) {
     const std::string text = xpart::fuzz::text_of(data, size);
     const std::size_t split = text.find("\n\n");
-    auto options = xpart::launch::parse_site_args(xpart::fuzz::words_of(text.substr(0, split)));
+    auto options = xpart::spank::parse_site_args(xpart::fuzz::words_of(text.substr(0, split)));
     if (!options || split == std::string::npos) return;
     for (const auto& [name, value] : xpart::fuzz::env_of(text.substr(split + 2))) {
-        (void)xpart::launch::apply_user_option(*options, name, value);
-        (void)xpart::launch::parse_nic_bind(value);
-        (void)xpart::launch::parse_rank_map(value);
+        (void)xpart::spank::apply_user_option(*options, name, value);
+        (void)xpart::binding::parse_nic_bind(value);
+        (void)xpart::binding::parse_rank_map(value);
     }
 }

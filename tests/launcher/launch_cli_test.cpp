@@ -156,14 +156,14 @@ int live_daemons(const std::string& control, const std::string& under) {
 
 // The daemons a records file ("<instance> <uuid> <pid> <start> <uid>" lines) names that are
 // still those very processes.
-std::vector<MpsDaemonRecord> live_recorded(const std::string& file) {
-    std::vector<MpsDaemonRecord> live;
+std::vector<mps::MpsDaemonRecord> live_recorded(const std::string& file) {
+    std::vector<mps::MpsDaemonRecord> live;
     if (!fs::exists(file)) return live;
-    auto records = parse_records(slurp(file), file);
+    auto records = mps::parse_records(slurp(file), file);
     EXPECT_TRUE(records) << records.error().message;
     if (!records) return live;
     for (const auto& r : *records)
-        if (still_running(r.process)) live.push_back(r);
+        if (process::still_running(r.process)) live.push_back(r);
     return live;
 }
 
@@ -362,7 +362,7 @@ TEST_F(LaunchCliTest, MpsOneDaemonPerInstanceDuringTheStepNoneAfter) {
                   mig_uuid(0, l < 2 ? 7 : 8) + " " + step_dir() + "/" + inst + "/pipe 50\n");
     }
     EXPECT_EQ(daemons_under(dir_), 0);
-    for (const auto& r : recorded) EXPECT_FALSE(still_running(r.process)) << r.instance;
+    for (const auto& r : recorded) EXPECT_FALSE(process::still_running(r.process)) << r.instance;
     EXPECT_FALSE(fs::exists(step_dir()));
     EXPECT_TRUE(fs::is_directory(job_dir() + "/user")) << "the job's leaf is the Epilog's to remove";
 }
@@ -417,7 +417,7 @@ TEST_F(LaunchCliTest, MpsKilledRankLeavesNothingBehind) {
     for (int l = 1; l < 3; ++l) EXPECT_EQ(finish(procs[l]), 0) << slurp(procs[l].err);
     // The last rank out pruned the killed one and stopped all three.
     EXPECT_EQ(daemons_under(dir_), 0);
-    for (const auto& r : recorded) EXPECT_FALSE(still_running(r.process)) << r.instance;
+    for (const auto& r : recorded) EXPECT_FALSE(process::still_running(r.process)) << r.instance;
     EXPECT_FALSE(fs::exists(step_dir()));
     // Rank 0's program outlived its killed launcher (in Slurm its cgroup ends it): end it here,
     // or it stays behind the test for 30 s.
@@ -439,7 +439,7 @@ TEST_F(LaunchCliTest, MpsDaemonDeathFailsTheRankClearly) {
     ASSERT_EQ(recorded[0].instance, "gpu2-gi7");
     ASSERT_EQ(daemons_under(step_dir()), 1);
     auto t0 = std::chrono::steady_clock::now();
-    ASSERT_TRUE(signal_if_same(recorded[0].process, SIGKILL));
+    ASSERT_TRUE(process::signal_if_same(recorded[0].process, SIGKILL));
     EXPECT_EQ(finish(p), 1);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10)) << "the rank hung";
     EXPECT_NE(slurp(p.err).find("xpart launch: rank 0: MPS control daemon for " + mig_uuid(2, 7) +
@@ -485,7 +485,7 @@ TEST_F(LaunchCliTest, PrologStartRanksJoinEpilogStop) {
                                                 "job.gpu0-gi8, job.gpu1-gi7, job.gpu1-gi8; could not end: none\n"
                                               : "");
     EXPECT_EQ(daemons_under(dir_), 0);
-    for (const auto& d : recorded) EXPECT_FALSE(still_running(d.process)) << d.instance;
+    for (const auto& d : recorded) EXPECT_FALSE(process::still_running(d.process)) << d.instance;
     EXPECT_FALSE(fs::exists(job_dir()));
     Proc after = start_xpart({"mps", "status"}, prolog, dir_, "after");
     EXPECT_EQ(finish(after), 1);
@@ -530,7 +530,7 @@ TEST_F(LaunchCliTest, PrologAndEpilogHooksAsShipped) {
     EXPECT_EQ(recorded.size(), 3u);
     ASSERT_EQ(run_hook(epilog, env), 0);
     EXPECT_EQ(daemons_under(dir_), 0);
-    for (const auto& r : recorded) EXPECT_FALSE(still_running(r.process)) << r.instance;
+    for (const auto& r : recorded) EXPECT_FALSE(process::still_running(r.process)) << r.instance;
     EXPECT_FALSE(fs::exists(job_dir()));
 }
 

@@ -30,7 +30,7 @@
 #include "process/spawn.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 
-namespace xpart::launch {
+namespace xpart::mps {
 namespace {
 
 namespace fs = std::filesystem;
@@ -52,10 +52,10 @@ std::string real_control() {
         ASSERT_TRUE(status_.ok()) << status_.error().message; \
     } while (0)
 
-bool gone_soon(const ProcessIdentity& p) {
-    for (int i = 0; i < 1000 && still_running(p); ++i)
+bool gone_soon(const process::ProcessIdentity& p) {
+    for (int i = 0; i < 1000 && process::still_running(p); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    return !still_running(p);
+    return !process::still_running(p);
 }
 
 // A listed server pid is gone within 3 s (and killed if not, so a failure leaves nothing).
@@ -119,7 +119,7 @@ protected:
         c.control = control;
         c.dir = dir;
         c.records = file_record_store(dir + "/daemons");
-        c.user = current_credentials();
+        c.user = process::current_credentials();
         c.timeout = timeout;
         return c;
     }
@@ -142,8 +142,8 @@ protected:
         if (!config_.control.empty()) (void)stop_daemons(config_);  // whatever a failed test left
         TempDirTest::TearDown();
     }
-    std::vector<ProcessIdentity> live() {
-        std::vector<ProcessIdentity> out;
+    std::vector<process::ProcessIdentity> live() {
+        std::vector<process::ProcessIdentity> out;
         auto states = daemon_states(config_, false);
         if (states)
             for (const auto& s : *states)
@@ -173,7 +173,7 @@ TEST_P(MpsDaemonTest, StartStatusStop) {
     auto states = daemon_states(config_, true);
     ASSERT_TRUE(states.ok());
     ASSERT_EQ(states->size(), 2u);
-    std::vector<ProcessIdentity> daemons;
+    std::vector<process::ProcessIdentity> daemons;
     for (const auto& s : *states) {
         EXPECT_TRUE(s.alive) << s.record.instance;
         EXPECT_TRUE(s.answers) << s.record.instance;
@@ -262,10 +262,10 @@ TEST_P(MpsDaemonTest, ClientsGoneBeforeTheDaemonLooksAtThemDoNotEndIt) {
         }
         close(fd);
     }
-    auto answer = run_with_input({config_.control}, daemon_env(config_, instances(1)[0]),
+    auto answer = process::run_with_input({config_.control}, daemon_env(config_, instances(1)[0]),
                                  "get_default_active_thread_percentage\n", std::chrono::seconds(5));
     ASSERT_TRUE(answer.ok()) << answer.error().message;
-    EXPECT_TRUE(still_running(daemon[0])) << "the daemon died of a client it could not describe";
+    EXPECT_TRUE(process::still_running(daemon[0])) << "the daemon died of a client it could not describe";
     EXPECT_NE(answer->output.find("100"), std::string::npos) << answer->output;
 }
 
@@ -350,15 +350,15 @@ struct Sleeper {
         kill(pid, SIGKILL);
         waitpid(pid, nullptr, 0);
     }
-    bool running() const { return identify(pid).has_value(); }
+    bool running() const { return process::identify(pid).has_value(); }
 };
 
 TEST_F(TempDirTest, StopSignalsOnlyTheVeryProcessRecorded) {
     MpsConfig c = own_config(fake_control(), base_, std::chrono::milliseconds(200));
     Sleeper bystander, wedged;
-    auto wrong_start = *identify(bystander.pid);
+    auto wrong_start = *process::identify(bystander.pid);
     wrong_start.start_time += 1;  // the pid of a record written before the pid was reused
-    auto wedged_id = *identify(wedged.pid);
+    auto wedged_id = *process::identify(wedged.pid);
     {
         auto s = c.records.write(format_records({{"gpu0-gi7", "MIG-a", wrong_start}, {"gpu0-gi8", "MIG-b", wedged_id}}));
         ASSERT_TRUE(s.ok());
@@ -440,7 +440,7 @@ TEST_F(TempDirTest, PruneMembersKeepsOnlyThisUsersLiveRanks) {
     pid_t zombie = fork();
     if (zombie == 0) _exit(0);
     ASSERT_GT(zombie, 0);
-    for (int i = 0; i < 500 && identify(zombie); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    for (int i = 0; i < 500 && process::identify(zombie); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     Sleeper mine;
     member(zombie);
     member(mine.pid);
@@ -453,7 +453,7 @@ TEST_F(TempDirTest, PruneMembersKeepsOnlyThisUsersLiveRanks) {
             pause();
             _exit(0);
         }
-        for (int i = 0; i < 500 && !(identify(other) && identify(other)->uid == 65534); ++i)
+        for (int i = 0; i < 500 && !(process::identify(other) && process::identify(other)->uid == 65534); ++i)
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
         member(other);
     }
@@ -468,7 +468,7 @@ TEST_F(TempDirTest, PruneMembersKeepsOnlyThisUsersLiveRanks) {
 }
 
 TEST_F(MpsJobTest, LastRankOutStopsTheDaemonsAlsoWhenOneRankWasKilled) {
-    ASSERT_TRUE(prepare_job(options_, "7", current_credentials()).ok());
+    ASSERT_TRUE(prepare_job(options_, "7", process::current_credentials()).ok());
     bool managed = true;
     auto c = rank_mps_config(options_, "7", "7.0", managed);
     ASSERT_TRUE(c.ok()) << c.error().message;
@@ -488,7 +488,7 @@ TEST_F(MpsJobTest, LastRankOutStopsTheDaemonsAlsoWhenOneRankWasKilled) {
     auto states = daemon_states(*c, false);
     ASSERT_TRUE(states.ok());
     ASSERT_EQ(states->size(), 3u) << "one daemon per instance, not one per rank";
-    std::vector<ProcessIdentity> daemons;
+    std::vector<process::ProcessIdentity> daemons;
     for (const auto& s : *states) daemons.push_back(s.record.process);
     EXPECT_EQ(prune_members(c->dir).size(), 4u);
     // Rank 0 dies without leaving; ranks 1 and 2 leave: the daemons must stay for rank 3.
@@ -500,7 +500,7 @@ TEST_F(MpsJobTest, LastRankOutStopsTheDaemonsAlsoWhenOneRankWasKilled) {
         ASSERT_GT(wait(&st), 0);
         EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     }
-    for (const auto& d : daemons) EXPECT_TRUE(still_running(d)) << d.pid;
+    for (const auto& d : daemons) EXPECT_TRUE(process::still_running(d)) << d.pid;
     ASSERT_EQ(write(go[1], "g", 1), 1);
     int st = 0;
     ASSERT_GT(wait(&st), 0);
@@ -511,7 +511,7 @@ TEST_F(MpsJobTest, LastRankOutStopsTheDaemonsAlsoWhenOneRankWasKilled) {
 
 TEST_F(MpsJobTest, PrologDaemonsAreOnlyJoinedAndTheEpilogStopsThem) {
     auto inst = instances(2);
-    auto started = start_job_daemons(options_, "7", current_credentials(), inst);
+    auto started = start_job_daemons(options_, "7", process::current_credentials(), inst);
     ASSERT_TRUE(started.ok()) << started.error().message;
     bool managed = false;
     auto c = rank_mps_config(options_, "7", "7.0", managed);
@@ -532,7 +532,7 @@ TEST_F(MpsJobTest, PrologDaemonsAreOnlyJoinedAndTheEpilogStopsThem) {
 
 TEST_F(MpsJobTest, AFailedPrologStartIsTheRanksOneLine) {
     options_.control = base_ + "/missing-control";
-    auto started = start_job_daemons(options_, "7", current_credentials(), instances(1));
+    auto started = start_job_daemons(options_, "7", process::current_credentials(), instances(1));
     ASSERT_FALSE(started.ok());
     bool managed = false;
     auto c = rank_mps_config(options_, "7", "7.0", managed);
@@ -542,7 +542,7 @@ TEST_F(MpsJobTest, AFailedPrologStartIsTheRanksOneLine) {
 }
 
 TEST_F(MpsJobTest, CleanupFinishesOnlyJobsWhoseEpilogBegan) {
-    auto me = current_credentials();
+    auto me = process::current_credentials();
     // Job 7 runs; job 8's Epilog began and died; job 9's Epilog is at work (holds the lock).
     ASSERT_TRUE(start_job_daemons(options_, "7", me, instances(1)).ok());
     ASSERT_TRUE(start_job_daemons(options_, "8", me, instances(1)).ok());
@@ -569,7 +569,7 @@ TEST_F(MpsJobTest, CleanupFinishesOnlyJobsWhoseEpilogBegan) {
 }
 
 TEST_F(MpsJobTest, JobDirectoriesRefuseLinksOpenModesAndBadIds) {
-    auto me = current_credentials();
+    auto me = process::current_credentials();
     ASSERT_TRUE(prepare_job(options_, "7", me).ok());
     struct stat st;
     ASSERT_EQ(stat((options_.run_dir + "/job_7/user").c_str(), &st), 0);
@@ -670,7 +670,7 @@ protected:
 };
 
 TEST_F(MpsHousingTest, EachRootDaemonRunsInItsOwnCgroupWithItsInstancesDevicesOnly) {
-    auto started = start_job_daemons(options_, "7", current_credentials(), {instance(7), instance(8)});
+    auto started = start_job_daemons(options_, "7", process::current_credentials(), {instance(7), instance(8)});
     ASSERT_TRUE(started.ok()) << started.error().message;
     auto job = JobDir::open(options_.run_dir, "7");
     ASSERT_TRUE(job.ok() && *job);
@@ -742,7 +742,7 @@ TEST_F(MpsHousingTest, OnCgroupV2EachCgroupHasItsDeviceProgramAndEndingKillsEver
 }
 
 TEST_F(MpsHousingTest, TheEpilogEndsRootsDaemonsWhateverTheUserDidToTheJobDirectory) {
-    ASSERT_TRUE(start_job_daemons(options_, "7", current_credentials(), {instance(7)}).ok());
+    ASSERT_TRUE(start_job_daemons(options_, "7", process::current_credentials(), {instance(7)}).ok());
     auto job = JobDir::open(options_.run_dir, "7");
     ASSERT_TRUE(job.ok() && *job);
     auto daemon = live_daemon(managed_mps_config(**job, options_), "gpu0-gi7");
@@ -778,12 +778,12 @@ TEST_F(MpsHousingTest, ADaemonThatIgnoresQuitIsEndedWithEverythingItForked) {
     ASSERT_EQ(chmod(control.c_str(), 0755), 0);
     options_.control = control;
     options_.timeout = std::chrono::milliseconds(1500);  // python's start, on a loaded machine too
-    auto started = start_job_daemons(options_, "7", current_credentials(), {instance(7)});
+    auto started = start_job_daemons(options_, "7", process::current_credentials(), {instance(7)});
     ASSERT_TRUE(started.ok()) << started.error().message;
     const std::string procs = cgroups_->procs_file(mps_cgroup_name("job", "gpu0-gi7"));
-    std::vector<ProcessIdentity> members;
+    std::vector<process::ProcessIdentity> members;
     for (pid_t p : procs_of(procs))
-        if (auto id = identify(p)) members.push_back(*id);
+        if (auto id = process::identify(p)) members.push_back(*id);
     ASSERT_EQ(members.size(), 2u) << "the daemon and the child it forked";
     auto stopped = stop_job_daemons(options_, "7");
     EXPECT_TRUE(stopped.survivors.empty()) << describe_stop(stopped);
@@ -793,7 +793,7 @@ TEST_F(MpsHousingTest, ADaemonThatIgnoresQuitIsEndedWithEverythingItForked) {
 
 TEST_F(MpsHousingTest, TheUsersLeafIsATmpfsOfItsOwnJobAndFullSaysWhichJob) {
     options_.job_dir_mib = 1;
-    const Credentials nobody{65534, 65534};
+    const process::Credentials nobody{65534, 65534};
     ASSERT_EQ(chmod(base_.c_str(), 0755), 0);  // the user reaches its leaf
     auto job = prepare_job(options_, "7", nobody);
     ASSERT_TRUE(job.ok()) << job.error().message;
@@ -805,7 +805,7 @@ TEST_F(MpsHousingTest, TheUsersLeafIsATmpfsOfItsOwnJobAndFullSaysWhichJob) {
     EXPECT_EQ(leaf_st.st_uid, 65534u);
     EXPECT_EQ(leaf_st.st_mode & 07777, 0700u);
     // The user writes 2 MiB: it stops at the job's 1 MiB, and root's files still write.
-    auto written = run_as(nobody, [&leaf] {
+    auto written = process::run_as(nobody, [&leaf] {
         int fd = open((leaf + "/fill").c_str(), O_WRONLY | O_CREAT, 0600);
         std::string block(4096, 'x');
         long total = 0;
@@ -844,7 +844,7 @@ TEST_F(MpsHousingTest, TheUsersLeafIsATmpfsOfItsOwnJobAndFullSaysWhichJob) {
 // Ranks of one step arriving and leaving in any order (the soak's "step_43/lock: No such file
 // or directory"): 6 ranks, 12 rounds each of join, a moment, leave; none may fail.
 TEST_F(MpsJobTest, RanksJoinAndLeaveOneStepInAnyOrder) {
-    ASSERT_TRUE(prepare_job(options_, "7", current_credentials()).ok());
+    ASSERT_TRUE(prepare_job(options_, "7", process::current_credentials()).ok());
     bool managed = true;
     auto c = rank_mps_config(options_, "7", "7.0", managed);
     ASSERT_TRUE(c.ok()) << c.error().message;
@@ -912,4 +912,4 @@ TEST(MpsInstancesTest, OnePerGpuInstanceOrWholeGpu) {
 }
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::mps

@@ -15,7 +15,7 @@
 #include "libxpart/visibility.hpp"
 #include "tests/fixtures/sample_nodes.hpp"
 
-namespace xpart::launch {
+namespace xpart::spank {
 namespace {
 
 const char* const kVisibility[] = {"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
@@ -49,7 +49,7 @@ const FrontEndCase kCases[] = {
 };
 
 // What the task can open: every render node, or only its step's under ConstrainDevices.
-DeviceOpenable task_openable(const Node& node, const FrontEndCase& c) {
+binding::DeviceOpenable task_openable(const Node& node, const FrontEndCase& c) {
     std::set<std::string> allowed;
     const auto order = gres_record_order(node);
     for (std::size_t r : c.records)
@@ -80,22 +80,22 @@ TEST_P(FrontEnds, GiveARankTheSameVisibility) {
     ASSERT_TRUE(step.errors.empty());
     EnvMap step_env{{"PATH", "/usr/bin"}};
     apply_changes(step_env, step.changes);
-    const DeviceOpenable openable = task_openable(node, c);
+    const binding::DeviceOpenable openable = task_openable(node, c);
 
     // The SPANK plugin: the plan from SLURM_STEP_GPUS, then each task's changes.
-    auto allotment = from_record_indices(node, "SLURM_STEP_GPUS", step_env.at("SLURM_STEP_GPUS"));
+    auto allotment = binding::from_record_indices(node, "SLURM_STEP_GPUS", step_env.at("SLURM_STEP_GPUS"));
     ASSERT_TRUE(allotment) << allotment.error().message;
     StepPlan spank;
-    auto spank_plan = plan_node(node, *allotment, nullptr, c.tasks, MapOptions{});
+    auto spank_plan = binding::plan_node(node, *allotment, nullptr, c.tasks, binding::MapOptions{});
     ASSERT_TRUE(spank_plan) << spank_plan.error().message;
     spank.plan = *spank_plan;
     spank.node = node;
     spank.step_gpus = split(step_env.at("SLURM_STEP_GPUS"), ',');
 
     // `xpart launch`: the allotment from the vendor lists.
-    auto launch_allotment = resolve_allotment(node, step_env, openable);
+    auto launch_allotment = binding::resolve_allotment(node, step_env, openable);
     ASSERT_TRUE(launch_allotment) << launch_allotment.error().message;
-    auto launch = plan_node(node, *launch_allotment, nullptr, c.tasks, MapOptions{});
+    auto launch = plan_node(node, *launch_allotment, nullptr, c.tasks, binding::MapOptions{});
     ASSERT_TRUE(launch) << launch.error().message;
 
     for (int rank = 0; rank < c.tasks; ++rank) {
@@ -104,7 +104,7 @@ TEST_P(FrontEnds, GiveARankTheSameVisibility) {
         apply_changes(task, task_env(spank, rank, step_env, c.confined, openable));
         const auto& me = launch->assignments[static_cast<std::size_t>(rank)];
         const EnvMap rank_env =
-            narrow_env(step_env, node, launch->allotment.partitions[me.slot], c.confined);
+            binding::narrow_env(step_env, node, launch->allotment.partitions[me.slot], c.confined);
         const auto want = visibility(rank_env);
         EXPECT_EQ(visibility(task), want);
         EXPECT_EQ(want.count("GPU_DEVICE_ORDINAL"), 1u);
@@ -116,4 +116,4 @@ INSTANTIATE_TEST_SUITE_P(Steps, FrontEnds, ::testing::ValuesIn(kCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::spank

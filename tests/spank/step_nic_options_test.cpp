@@ -4,22 +4,22 @@
 
 #include "spank_plugin/step_options.hpp"
 
-namespace xpart::launch {
+namespace xpart::spank {
 namespace {
 
 TEST(NicOptions, SiteAndUserSpellings) {
     auto site = parse_site_args({"nic=closest"});
     ASSERT_TRUE(site.ok()) << site.error().message;
-    EXPECT_EQ(site->nic, NicBind::Closest);
+    EXPECT_EQ(site->nic, binding::NicBind::Closest);
     auto bad = parse_site_args({"nic=nearest"});
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().message,
               "plugstack.conf: argument 'nic=nearest': expected closest, closest-override or none");
     StepOptions o = *site;
     ASSERT_TRUE(apply_user_option(o, "xpart-nic", "closest-override").ok());
-    EXPECT_EQ(o.nic, NicBind::ClosestOverride);
+    EXPECT_EQ(o.nic, binding::NicBind::ClosestOverride);
     ASSERT_TRUE(apply_user_option(o, "xpart-nic", "none").ok());
-    EXPECT_EQ(o.nic, NicBind::None);
+    EXPECT_EQ(o.nic, binding::NicBind::None);
     Status s = apply_user_option(o, "xpart-nic", "");
     ASSERT_FALSE(s.ok());
     EXPECT_EQ(s.error().message, "--xpart-nic: expected closest, closest-override or none");
@@ -29,7 +29,7 @@ TEST(NicOptions, SiteAndUserSpellings) {
 // as every per-task binding does unless --xpart-confine=no).
 TEST(NicOptions, NicAloneBindsPerTask) {
     StepOptions o;
-    o.nic = NicBind::Closest;
+    o.nic = binding::NicBind::Closest;
     EXPECT_TRUE(o.active());
     EXPECT_EQ(o.effective_bind(), StepBind::Rank);
     EXPECT_TRUE(o.effective_confine());
@@ -40,4 +40,4 @@ TEST(NicOptions, NicAloneBindsPerTask) {
 }
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::spank

@@ -4,7 +4,7 @@
 
 #include "spank_plugin/step_options.hpp"
 
-namespace xpart::launch {
+namespace xpart::spank {
 namespace {
 
 using std::chrono::milliseconds;
@@ -257,4 +257,4 @@ TEST(StepOptionsTest, BindNamesAreTheOptionValues) {
 }
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::spank

@@ -15,7 +15,7 @@
 #include "tests/fixtures/sample_nodes.hpp"
 #include "tests/spank/step_test_util.hpp"
 
-namespace xpart::launch {
+namespace xpart::spank {
 namespace {
 
 using fixtures::mig_uuid;
@@ -54,7 +54,7 @@ class AllotmentFromRecordsTest : public ::testing::TestWithParam<RecordCase> {};
 
 TEST_P(AllotmentFromRecordsTest, Resolves) {
     const RecordCase& c = GetParam();
-    auto a = from_record_indices(c.node(), "SLURM_STEP_GPUS", c.step_gpus);
+    auto a = binding::from_record_indices(c.node(), "SLURM_STEP_GPUS", c.step_gpus);
     if (c.expect.empty()) {
         ASSERT_FALSE(a.ok()) << c.name;
         EXPECT_EQ(a.error().message, c.error);
@@ -244,11 +244,11 @@ std::map<std::string, std::optional<std::string>> as_map(const std::vector<EnvCh
 // A plan built by hand from step-order record indices (no cache, no topology).
 StepPlan hand_plan(const Node& node, const std::string& step_gpus, int tasks, StepBind bind) {
     StepPlan step;
-    auto a = from_record_indices(node, "SLURM_STEP_GPUS", step_gpus);
+    auto a = binding::from_record_indices(node, "SLURM_STEP_GPUS", step_gpus);
     EXPECT_TRUE(a.ok()) << a.error().message;
-    MapOptions options;
-    options.bind = bind == StepBind::Closest ? BindPolicy::Closest : BindPolicy::None;
-    auto plan = plan_node(node, *a, nullptr, tasks, options);
+    binding::MapOptions options;
+    options.bind = bind == StepBind::Closest ? binding::BindPolicy::Closest : binding::BindPolicy::None;
+    auto plan = binding::plan_node(node, *a, nullptr, tasks, options);
     EXPECT_TRUE(plan.ok()) << plan.error().message;
     step.plan = *plan;
     step.node = node;
@@ -325,7 +325,7 @@ const TaskEnvCase kTaskEnvCases[] = {
 };
 
 // In the task, every device file opens (confined, or no cgroup narrower than the step's).
-const DeviceOpenable kAllOpen = [](const DeviceFile&) { return true; };
+const binding::DeviceOpenable kAllOpen = [](const DeviceFile&) { return true; };
 
 class TaskEnvTest : public ::testing::TestWithParam<TaskEnvCase> {};
 
@@ -363,11 +363,11 @@ TEST(TaskEnvTest, AmdUnconfinedNamesTheXcpAsTheTaskSeesIt) {
     StepPlan step = hand_plan(node, "3,5", 2, StepBind::Rank);
     const EnvMap env = {{"ROCR_VISIBLE_DEVICES", "0,1"}, {"SLURM_STEP_GPUS", "3,5"}};
     auto own = [&](int p) { return node.gpus[0].partitions[static_cast<std::size_t>(p)].device_files[1].path; };  // its render node
-    const DeviceOpenable step_only = [&](const DeviceFile& f) { return f.path == own(3) || f.path == own(5); };
+    const binding::DeviceOpenable step_only = [&](const DeviceFile& f) { return f.path == own(3) || f.path == own(5); };
     EXPECT_EQ(as_map(task_env(step, 0, env, false, step_only))["ROCR_VISIBLE_DEVICES"], std::optional<std::string>("0"));
     EXPECT_EQ(as_map(task_env(step, 1, env, false, step_only))["ROCR_VISIBLE_DEVICES"], std::optional<std::string>("1"));
     // A task that cannot open its XCP is told none rather than another one.
-    const DeviceOpenable none = [](const DeviceFile&) { return false; };
+    const binding::DeviceOpenable none = [](const DeviceFile&) { return false; };
     EXPECT_EQ(as_map(task_env(step, 0, env, false, none))["ROCR_VISIBLE_DEVICES"], std::optional<std::string>("-1"));
 }
 
@@ -394,7 +394,7 @@ class SlurmChoiceTest : public ::testing::TestWithParam<SlurmChoiceCase> {};
 
 // What a task opens when Slurm's per-task rules gave it these slots: their files, and every
 // shared one.
-DeviceOpenable slurm_gave(const StepPlan& step, const std::vector<int>& slots) {
+binding::DeviceOpenable slurm_gave(const StepPlan& step, const std::vector<int>& slots) {
     std::set<std::string> own;
     for (int slot : slots)
         for (const auto& f : slot_partition(step, static_cast<std::size_t>(slot)).device_files) own.insert(f.path);
@@ -407,7 +407,7 @@ TEST_P(SlurmChoiceTest, TaskIsBoundWithinWhatSlurmGaveIt) {
         for (bool confined : {true, false}) {
             StepPlan step = hand_plan(node, "1,3", 2, StepBind::Rank);
             const EnvMap env = {{"SLURM_STEP_GPUS", "1,3"}};
-            const DeviceOpenable slurms = slurm_gave(step, c.slurm_gave);
+            const binding::DeviceOpenable slurms = slurm_gave(step, c.slurm_gave);
             const std::string where = std::string(node.gpus[0].vendor == Vendor::Nvidia ? "nvidia" : "amd") +
                                       (confined ? " confined" : " unconfined");
             std::string note;
@@ -440,7 +440,7 @@ TEST_P(SlurmChoiceTest, TaskIsBoundWithinWhatSlurmGaveIt) {
 TEST(SlurmChoice, ClosestTaskMovedIsPinnedNearItsPartition) {
     StepPlan step = hand_plan(a100_mig(), "1,3", 2, StepBind::Closest);
     const EnvMap env = {{"SLURM_STEP_GPUS", "1,3"}};
-    const DeviceOpenable slurms = slurm_gave(step, {1});
+    const binding::DeviceOpenable slurms = slurm_gave(step, {1});
     EXPECT_EQ(format_cpu_list(task_cpus(step, 0, 0)), "0-7");
     EXPECT_EQ(format_cpu_list(task_cpus(step, 0, 1)), "8-15");
     EXPECT_EQ(as_map(task_env(step, 0, env, true, slurms))["XPART_CPUS"], std::optional<std::string>("8-15"));
@@ -452,4 +452,4 @@ INSTANTIATE_TEST_SUITE_P(Slurm, SlurmChoiceTest, ::testing::ValuesIn(kSlurmChoic
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::spank

@@ -15,16 +15,16 @@
 #include "tests/fixtures/sample_nodes.hpp"
 #include "tests/spank/step_test_util.hpp"
 
-namespace xpart::launch {
+namespace xpart::spank {
 namespace {
 
 namespace fs = std::filesystem;
 using fixtures::mig_uuid;
 
-bool gone_soon(const ProcessIdentity& p) {
-    for (int i = 0; i < 1000 && still_running(p); ++i)
+bool gone_soon(const process::ProcessIdentity& p) {
+    for (int i = 0; i < 1000 && process::still_running(p); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    return !still_running(p);
+    return !process::still_running(p);
 }
 
 class StepSessionTest : public ::testing::Test {
@@ -42,7 +42,7 @@ protected:
         job_.control = options_.mps_job.control;
         job_.timeout = options_.mps_job.timeout;
     }
-    void TearDown() override { (void)stop_job_daemons(job_, "7"); }
+    void TearDown() override { (void)mps::stop_job_daemons(job_, "7"); }
 
     std::string run_dir() const { return dir_.path() + "/jobs"; }  // not /run: the node cache is there
     std::string job_dir() const { return run_dir() + "/job_7"; }
@@ -60,30 +60,30 @@ protected:
     }
     Result<StepSession> begin(const EnvMap& env, int tasks, const std::string& step = "0") {
         return StepSession::begin(options_, RootFs(dir_.path()), env,
-                                  {"7", step, current_credentials(), tasks});
+                                  {"7", step, process::current_credentials(), tasks});
     }
     // The daemons root recorded in the job directory's file `name`.
-    std::vector<ProcessIdentity> recorded(const std::string& name) {
-        std::vector<ProcessIdentity> out;
-        auto job = JobDir::open(run_dir(), "7");
+    std::vector<process::ProcessIdentity> recorded(const std::string& name) {
+        std::vector<process::ProcessIdentity> out;
+        auto job = mps::JobDir::open(run_dir(), "7");
         if (!job.ok() || !*job) return out;
         auto text = (*job)->read_file(name);
         if (!text.ok() || !*text) return out;
-        auto records = parse_records(**text, name);
+        auto records = mps::parse_records(**text, name);
         EXPECT_TRUE(records.ok()) << records.error().message;
         if (records.ok())
             for (const auto& r : *records) out.push_back(r.process);
         return out;
     }
     std::vector<std::string> root_files() {
-        auto job = JobDir::open(run_dir(), "7");
+        auto job = mps::JobDir::open(run_dir(), "7");
         if (!job.ok() || !*job) return {};
         return (*job)->file_names();
     }
 
     testing::ScratchDir dir_;
     StepOptions options_;
-    MpsJobOptions job_;
+    mps::MpsJobOptions job_;
 };
 
 std::map<std::string, std::optional<std::string>> as_map(const std::vector<EnvChange>& changes) {
@@ -149,7 +149,7 @@ TEST_F(StepSessionTest, MpsDaemonsPerInstanceForTheStep) {
     EXPECT_EQ(root_files(), (std::vector<std::string>{"lock", "mps.step_0"}));
     auto daemons = recorded("mps.step_0");
     ASSERT_EQ(daemons.size(), 2u) << "one daemon per GPU instance, not per task";
-    for (const auto& d : daemons) EXPECT_TRUE(still_running(d)) << d.pid;
+    for (const auto& d : daemons) EXPECT_TRUE(process::still_running(d)) << d.pid;
 
     const std::string base = job_dir() + "/user/mps_step_0/";
     // Tasks 0 and 1 share GPU instance 7, task 2 has instance 8 to itself.
@@ -187,7 +187,7 @@ TEST_F(StepSessionTest, TheEpilogStopsDaemonsAStepLeft) {
     ASSERT_EQ(more.size(), 2u);
     daemons.insert(daemons.end(), more.begin(), more.end());
     // slurmstepd died: neither step ended. The Epilog finds both records.
-    auto r = stop_job_daemons(job_, "7");
+    auto r = mps::stop_job_daemons(job_, "7");
     EXPECT_TRUE(r.had_job_dir);
     EXPECT_TRUE(r.survivors.empty());
     for (const auto& d : daemons) EXPECT_TRUE(gone_soon(d)) << "daemon " << d.pid << " outlived the job";
@@ -198,9 +198,9 @@ TEST_F(StepSessionTest, TheEpilogStopsDaemonsAStepLeft) {
 // leaves them to the Epilog.
 TEST_F(StepSessionTest, PrologDaemonsAreJoinedNotStopped) {
     options_.mps = true;
-    std::vector<MpsInstance> instances = {{"gpu0-gi7", mig_uuid(0, 7)}, {"gpu0-gi8", mig_uuid(0, 8)}};
-    ASSERT_TRUE(start_job_daemons(job_, "7", current_credentials(), instances).ok());
-    auto prolog = recorded(kMpsRecords);
+    std::vector<mps::MpsInstance> instances = {{"gpu0-gi7", mig_uuid(0, 7)}, {"gpu0-gi8", mig_uuid(0, 8)}};
+    ASSERT_TRUE(mps::start_job_daemons(job_, "7", process::current_credentials(), instances).ok());
+    auto prolog = recorded(mps::kMpsRecords);
     ASSERT_EQ(prolog.size(), 2u);
     auto s = begin(step_env(2), 2);
     ASSERT_TRUE(s.ok()) << s.error().message;
@@ -208,12 +208,12 @@ TEST_F(StepSessionTest, PrologDaemonsAreJoinedNotStopped) {
     auto env = as_map(s->env(1, step_env(2)));
     EXPECT_EQ(env["CUDA_MPS_PIPE_DIRECTORY"], job_dir() + "/user/mps/gpu0-gi8/pipe");
     EXPECT_TRUE(s->end().empty());
-    for (const auto& d : prolog) EXPECT_TRUE(still_running(d)) << "a step stopped the Prolog's daemon";
+    for (const auto& d : prolog) EXPECT_TRUE(process::still_running(d)) << "a step stopped the Prolog's daemon";
 }
 
 struct MpsRefusal {
     const char* name;
-    void (*setup)(const MpsJobOptions&);  // what the job directory holds first
+    void (*setup)(const mps::MpsJobOptions&);  // what the job directory holds first
     std::string step;
     const char* error_start;              // the step's error begins so
 };
@@ -232,15 +232,15 @@ TEST_P(StepMpsRefusalTest, FailsTheStepAndStartsNothing) {
 
 const MpsRefusal kRefusals[] = {
     {"failed_prolog",
-     [](const MpsJobOptions& o) {
-         MpsJobOptions broken = o;
+     [](const mps::MpsJobOptions& o) {
+         mps::MpsJobOptions broken = o;
          broken.control = "/nonexistent/nvidia-cuda-mps-control";
-         (void)start_job_daemons(broken, "7", current_credentials(), {{"gpu0-gi7", mig_uuid(0, 7)}});
+         (void)mps::start_job_daemons(broken, "7", process::current_credentials(), {{"gpu0-gi7", mig_uuid(0, 7)}});
      },
      "0", "--xpart-mps: MPS daemons of job 7 failed to start: "},
     {"job_ending",
-     [](const MpsJobOptions& o) {
-         auto job = prepare_job(o, "7", current_credentials());
+     [](const mps::MpsJobOptions& o) {
+         auto job = prepare_job(o, "7", process::current_credentials());
          ASSERT_TRUE(job.ok());
          ASSERT_TRUE(job->write_file("ended", "1\n").ok());
      },
@@ -265,7 +265,7 @@ TEST_F(StepSessionTest, MpsOnAmdIsRefused) {
 
 // JobDir::file_names: root's files, sorted, never user/.
 TEST_F(StepSessionTest, FileNamesAreRootsFilesSorted) {
-    auto job = prepare_job(job_, "7", current_credentials());
+    auto job = prepare_job(job_, "7", process::current_credentials());
     ASSERT_TRUE(job.ok()) << job.error().message;
     EXPECT_EQ(job->file_names(), std::vector<std::string>{});
     for (const char* n : {"mps.step_2", "ended", "mps", "mps.step_10"})
@@ -275,4 +275,4 @@ TEST_F(StepSessionTest, FileNamesAreRootsFilesSorted) {
 }
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::spank

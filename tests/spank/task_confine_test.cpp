@@ -16,7 +16,7 @@
 #include "cgroup/layout.hpp"
 #include "spank_plugin/task_confine.hpp"
 
-namespace xpart::launch {
+namespace xpart::spank {
 namespace {
 
 constexpr uid_t kJobUser = 65534;  // the owner Slurm's v1 plugin gives a task's dir and its parent
@@ -93,4 +93,4 @@ TEST_F(TaskCgroupLookup, ACgroupNotSlurmsIsLeftAsItIs) {
 }
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::spank
