@@ -208,7 +208,7 @@ int dry_run_reshape(const Nvml& n, const std::vector<unsigned>& gpus, const std:
         auto g = read_gpu_geometry(*n.session, *n.control, i);
         if (!g) return fail("reshape", g.error().message);
         if (!g->mig_capable && one_gpu < 0) continue;  // whole-node reshape: MIG GPUs only
-        auto plan = plan_reshape(*n.session, *n.control, i, target);
+        auto plan = plan_reshape(*n.session, *n.control, i, *g, target);
         if (!plan) {
             status = fail("reshape", plan.error().message);
             continue;

@@ -75,12 +75,6 @@ std::vector<SliceSpan> mig_spans(const std::vector<nvml::GiProfile>& profiles, c
     return out;
 }
 
-std::vector<MigSlot> mig_slots(const GpuGeometry& g) {
-    std::vector<MigSlot> out;
-    for (const auto& i : g.instances) out.push_back({i.profile, i.start});
-    return out;
-}
-
 std::vector<std::string> mig_picture(const GpuGeometry& g) {
     const unsigned cells = mig_memory_slices(g.profiles);
     if (!g.mig_on || cells == 0) return {};

@@ -30,7 +30,6 @@ std::string slice_row(const std::string& name, unsigned cells, std::vector<Slice
 
 // A MIG GPU's instances as spans over its memory slices (their profiles' placement sizes).
 std::vector<SliceSpan> mig_spans(const std::vector<nvml::GiProfile>& profiles, const std::vector<MigSlot>& slots);
-std::vector<MigSlot> mig_slots(const GpuGeometry& g);
 
 // A MIG GPU: the scale and the instances now (a GPU with MIG off: no rows).
 std::vector<std::string> mig_picture(const GpuGeometry& g);

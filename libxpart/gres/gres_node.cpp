@@ -42,7 +42,8 @@ NodeGres plan_node_gres(const Result<Node>& discovered, const XpartConf& conf,
     out.warnings = discovered->warnings;
     // GPUs present but unreadable (NVML failing): said once each; the rest still registers.
     for (const std::string& e : discovered->errors) out.errors.push_back(e);
-    out.records = gres_records(*discovered, discovery_options(conf).root);
+    const RootFs root = discovery_options(conf).root;
+    out.records = gres_records(*discovered, root);
     const std::string consequence = conf.on_mismatch == OnMismatch::Drain
                                         ? "; OnMismatch=drain: registering no GPU"
                                         : "; registering what the hardware has";
@@ -52,7 +53,7 @@ NodeGres plan_node_gres(const Result<Node>& discovered, const XpartConf& conf,
         differs = true;
     } else if (gres_conf.conf) {
         GresCheckOptions options;  // the CLI's, with its drift-tolerant type matcher
-        options.root = discovery_options(conf).root;
+        options.root = root;
         options.file = gres_conf.path;
         for (const GresMismatch& m :
              check_node_gres_conf(*gres_conf.conf, gres_conf.node_name, *discovered, options)) {

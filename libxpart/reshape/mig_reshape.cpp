@@ -20,12 +20,6 @@ const nvml::GiProfile* by_name(const std::vector<nvml::GiProfile>& profiles, con
     return nullptr;
 }
 
-std::vector<MigSlot> slots_of(const GpuGeometry& g) {
-    std::vector<MigSlot> out;
-    for (const auto& i : g.instances) out.push_back({i.profile, i.start});
-    return out;
-}
-
 std::string where(unsigned gpu) { return "GPU " + std::to_string(gpu); }
 
 std::vector<MigSlot> by_start(std::vector<MigSlot> v) {
@@ -81,6 +75,12 @@ std::vector<std::string> GpuGeometry::profile_names() const {
     return out;
 }
 
+std::vector<MigSlot> mig_slots(const GpuGeometry& g) {
+    std::vector<MigSlot> out;
+    for (const auto& i : g.instances) out.push_back({i.profile, i.start});
+    return out;
+}
+
 Result<GpuGeometry> read_gpu_geometry(const nvml::NvmlSession& session,
                                       const nvml::MigControl& control, unsigned gpu) {
     auto dev = session.device(gpu);
@@ -123,19 +123,24 @@ Status put_back(const nvml::NvmlSession& session, const nvml::MigControl& contro
     std::vector<std::vector<unsigned>> split;
     for (const auto& i : before.instances) split.push_back(i.ci_profiles);
     if (auto st = tear_down(control, *dev, before.profiles); !st) return st;
-    return build(control, *dev, before.profiles, slots_of(before), split);
+    return build(control, *dev, before.profiles, mig_slots(before), split);
 }
 
 Result<MigReshapePlan> plan_reshape(const nvml::NvmlSession& session, const nvml::MigControl& control,
                                     unsigned gpu, const std::vector<std::string>& target) {
     auto now = read_gpu_geometry(session, control, gpu);
     if (!now) return now.error();
-    if (!now->mig_capable) return Error{where(gpu) + " (" + now->name + ") is not MIG-capable"};
-    if (!now->mig_on)
+    return plan_reshape(session, control, gpu, std::move(*now), target);
+}
+
+Result<MigReshapePlan> plan_reshape(const nvml::NvmlSession& session, const nvml::MigControl& control,
+                                    unsigned gpu, GpuGeometry now, const std::vector<std::string>& target) {
+    if (!now.mig_capable) return Error{where(gpu) + " (" + now.name + ") is not MIG-capable"};
+    if (!now.mig_on)
         return Error{where(gpu) + ": MIG mode is off; turning it on resets the GPU (as root: "
                      "nvidia-smi -i " + std::to_string(gpu) + " -mig 1, then reshape)"};
     MigReshapePlan plan;
-    plan.now = std::move(*now);
+    plan.now = std::move(now);
     auto placed = plan_mig_geometry(plan.now.profiles, target);
     if (!placed) {
         plan.misfit = placed.error().message;
@@ -149,7 +154,7 @@ Result<MigReshapePlan> plan_reshape(const nvml::NvmlSession& session, const nvml
         const nvml::GiProfile* p = by_name(profiles, i.profile);
         return p && i.ci_slices == std::vector<unsigned>{p->slices};
     });
-    plan.already = whole && by_start(slots_of(plan.now)) == by_start(plan.target);
+    plan.already = whole && by_start(mig_slots(plan.now)) == by_start(plan.target);
     if (plan.already) return plan;
     auto dev = session.device(gpu);
     if (!dev) return dev.error();
@@ -174,7 +179,7 @@ Result<ReshapeOutcome> reshape_gpu(const nvml::NvmlSession& session, const nvml:
     const GpuGeometry& now = planned->now;
     const std::vector<MigSlot>& plan = planned->target;
     ReshapeOutcome out;
-    out.before = slots_of(now);
+    out.before = mig_slots(now);
     if (planned->already) {
         out.after = out.before;
         return out;
@@ -192,7 +197,7 @@ Result<ReshapeOutcome> reshape_gpu(const nvml::NvmlSession& session, const nvml:
         if (!after) {
             step = after.error();
         } else {
-            out.after = slots_of(*after);
+            out.after = mig_slots(*after);
             if (by_start(out.after) == by_start(plan)) {
                 out.changed = true;
                 return out;

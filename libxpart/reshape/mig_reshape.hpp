@@ -38,6 +38,9 @@ struct GpuGeometry {
 Result<GpuGeometry> read_gpu_geometry(const nvml::NvmlSession& session,
                                       const nvml::MigControl& control, unsigned gpu);
 
+// Where each instance of `g` is placed (profile and start), in its order.
+std::vector<MigSlot> mig_slots(const GpuGeometry& g);
+
 // What a reshape of one GPU to `target` would do, found before anything changes (what `xpart
 // reshape --dry-run` shows, and reshape_gpu's first step): the geometry now, where the
 // target's instances go, whether it is there already, and what refuses it.
@@ -54,6 +57,9 @@ struct MigReshapePlan {
 // Error when the GPU cannot be read, is not MIG-capable or has MIG off.
 Result<MigReshapePlan> plan_reshape(const nvml::NvmlSession& session, const nvml::MigControl& control,
                                     unsigned gpu, const std::vector<std::string>& target);
+// The same from a geometry the caller has read already (`now`, of that GPU).
+Result<MigReshapePlan> plan_reshape(const nvml::NvmlSession& session, const nvml::MigControl& control,
+                                    unsigned gpu, GpuGeometry now, const std::vector<std::string>& target);
 
 struct ReshapeOutcome {
     std::vector<MigSlot> before;
