@@ -12,7 +12,7 @@ extern char** environ;
 namespace xpart::cli {
 namespace {
 
-using namespace xpart::launch;
+using namespace xpart::launcher;
 
 // The command line; LaunchOptions (launcher/launch_session.hpp) is what it means.
 struct LaunchArgs {

@@ -7,7 +7,7 @@
 #include "gres_plugin/node_discovery.h"
 #include "libxpart/gres_record.hpp"
 
-namespace xpart::slurm {
+namespace xpart::gres_plugin {
 
 namespace {
 
@@ -87,4 +87,4 @@ DiscoveredNode discover_node(const std::string& conf_path, const std::string& gr
     return out;
 }
 
-}  // namespace xpart::slurm
+}  // namespace xpart::gres_plugin

@@ -10,7 +10,7 @@
 #include "libxpart/slurm_type_naming.hpp"
 #include "libxpart/gres/xpart_conf.hpp"
 
-namespace xpart::slurm {
+namespace xpart::gres_plugin {
 
 struct DiscoveredNode {
     NodeGres gres;  // a module that cannot be loaded or answers garbage: no records, one error
@@ -24,4 +24,4 @@ DiscoveredNode discover_node(const std::string& conf_path, const std::string& gr
                              const std::string& node_name, SlurmSeries series,
                              std::string module_dir = "");
 
-}  // namespace xpart::slurm
+}  // namespace xpart::gres_plugin

@@ -104,7 +104,7 @@ bool add_record(struct xlist* list, const xpart::GresRecord& r, node_config_load
     const uint32_t flags = r.vendor == xpart::Vendor::Nvidia ? GRES_CONF_ENV_NVML
                                                               : GRES_CONF_ENV_RSMI;
     std::string files = xpart::files_value(r);
-    xpart::slurm::add_gres(list, {kGresName, cpu_cnt, abs, mac, files.c_str(), r.type.c_str(),
+    xpart::gres_plugin::add_gres(list, {kGresName, cpu_cnt, abs, mac, files.c_str(), r.type.c_str(),
                                   r.unique_id.empty() ? nullptr : r.unique_id.c_str(), flags,
                                   r.vendor == xpart::Vendor::Nvidia && r.gi >= 0});
     xfree(abs);
@@ -158,7 +158,7 @@ void set_env(char*** env, bitstr_t* alloc, xpart::EnvScope scope, bitstr_t* usab
         task.cpus = own_cpus();
         task.task_plugins = slurm_conf.task_plugin ? slurm_conf.task_plugin : "";
         task.node_cpus = g_node_cpus;
-        task.slurm_rule_modelled = xpart::slurm::kTaskRuleModelled;
+        task.slurm_rule_modelled = xpart::gres_plugin::kTaskRuleModelled;
         // task_set_env runs in the task, already constrained; read-only: no file it probes
         // needs writing to tell the partitions apart (MIG capability files are 0444).
         task.can_open = [](const std::string& path) { return xpart::device_openable(path, false); };
@@ -190,8 +190,8 @@ int gres_p_node_config_load(struct xlist* gres_conf_list, node_config_load_t* no
             // records whose type slurm.conf's Gres= lacks (xpart::SlurmdGresConf).
             char* path = get_extra_conf_path(const_cast<char*>("xpart.conf"));
             char* gres_conf = get_extra_conf_path(const_cast<char*>("gres.conf"));
-            auto found = xpart::slurm::discover_node(path, gres_conf, slurmd_node_name(),
-                                                     xpart::slurm::kSeries);
+            auto found = xpart::gres_plugin::discover_node(path, gres_conf, slurmd_node_name(),
+                                                     xpart::gres_plugin::kSeries);
             xfree(path);
             xfree(gres_conf);
             // The core's lines name no plugin: the prefix is Slurm's log's, added here.
@@ -221,7 +221,7 @@ int gres_p_node_config_load(struct xlist* gres_conf_list, node_config_load_t* no
             else
                 info("gres/gpu: %zu GPU partition(s) registered", g_records.size());
         }
-        return xpart::slurm::load_devices(gres_conf_list, kGresName, node_conf, &g_devices);
+        return xpart::gres_plugin::load_devices(gres_conf_list, kGresName, node_conf, &g_devices);
     }, SLURM_ERROR);
 }
 
@@ -245,7 +245,7 @@ void gres_p_task_set_env(char*** step_env_ptr, bitstr_t* gres_bit_alloc, uint64_
 
 // The records as text, made once at node_config_load (every step launch sends them).
 void gres_p_send_stepd(buf_t* buffer) {
-    xpart::slurm::send_devices(buffer, g_devices);
+    xpart::gres_plugin::send_devices(buffer, g_devices);
     packmem(const_cast<char*>(g_records_text.c_str()),
             static_cast<uint32_t>(g_records_text.size() + 1), buffer);
     pack32(static_cast<uint32_t>(g_amd_index_mode), buffer);
@@ -253,7 +253,7 @@ void gres_p_send_stepd(buf_t* buffer) {
 }
 
 void gres_p_recv_stepd(buf_t* buffer) {
-    xpart::slurm::recv_devices(buffer, &g_devices);
+    xpart::gres_plugin::recv_devices(buffer, &g_devices);
     char* text = nullptr;
     uint32_t size = 0, mode = 0;
     if (unpackmem_xmalloc(&text, &size, buffer) != SLURM_SUCCESS ||
@@ -288,7 +288,7 @@ void gres_p_step_hardware_init(bitstr_t*, char* tres_freq) {
 
 void gres_p_step_hardware_fini(void) {}
 
-namespace xpart::slurm {
+namespace xpart::gres_plugin {
 
 void set_prep_env(char*** env, bitstr_t* node_alloc) {
     guarded("prep_set_env", [&] {
@@ -297,4 +297,4 @@ void set_prep_env(char*** env, bitstr_t* node_alloc) {
     }, 0);
 }
 
-}  // namespace xpart::slurm
+}  // namespace xpart::gres_plugin

@@ -8,7 +8,7 @@
 #include "gres_plugin/gres_gpu_entry.h"
 #include "libxpart/slurm_type_naming.hpp"
 
-namespace xpart::slurm {
+namespace xpart::gres_plugin {
 
 // One gres.conf-equivalent record (count 1) appended to a gres_slurmd_conf_t list.
 struct GresLine {
@@ -65,4 +65,4 @@ void set_prep_env(char*** env, Prep* prep, int node_inx) {
     set_prep_env(env, prep->gres_bit_alloc[node_inx]);
 }
 
-}  // namespace xpart::slurm
+}  // namespace xpart::gres_plugin

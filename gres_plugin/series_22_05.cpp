@@ -4,7 +4,7 @@
 
 #include "gres_plugin/series.hpp"
 
-namespace xpart::slurm {
+namespace xpart::gres_plugin {
 
 const SlurmSeries kSeries = SlurmSeries::S22_05;
 const bool kTaskRuleModelled = true;
@@ -23,7 +23,7 @@ int load_devices(List gres_conf_list, const char* name, node_config_load_t* node
 void send_devices(buf_t* buffer, List devices) { common_send_stepd(buffer, devices); }
 void recv_devices(buf_t* buffer, List* devices) { common_recv_stepd(buffer, devices); }
 
-}  // namespace xpart::slurm
+}  // namespace xpart::gres_plugin
 
 int gres_p_get_job_info(gres_job_state_t*, uint32_t, enum gres_job_data_type, void*) {
     return EINVAL;  // no plugin-specific job data
@@ -34,9 +34,9 @@ int gres_p_get_step_info(gres_step_state_t*, uint32_t, enum gres_step_data_type,
 }
 
 gres_epilog_info_t* gres_p_epilog_build_env(gres_job_state_t* gres_js) {
-    return xpart::slurm::copy_allocation<gres_epilog_info_t>(gres_js);
+    return xpart::gres_plugin::copy_allocation<gres_epilog_info_t>(gres_js);
 }
 
 void gres_p_epilog_set_env(char*** epilog_env_ptr, gres_epilog_info_t* gres_ei, int node_inx) {
-    xpart::slurm::set_prep_env(epilog_env_ptr, gres_ei, node_inx);
+    xpart::gres_plugin::set_prep_env(epilog_env_ptr, gres_ei, node_inx);
 }

@@ -6,7 +6,7 @@
 // GRES_CONF_GLOBAL_INDEX, as GRES_CONF_UUID): xpart sets neither, so one source serves all.
 #include "gres_plugin/series.hpp"
 
-namespace xpart::slurm {
+namespace xpart::gres_plugin {
 
 const SlurmSeries kSeries = SlurmSeries::XPART_SLURM_SERIES;
 const bool kTaskRuleModelled = false;
@@ -41,12 +41,12 @@ int load_devices(list_t* gres_conf_list, const char*, node_config_load_t* node_c
 void send_devices(buf_t* buffer, list_t* devices) { gres_send_stepd(buffer, devices); }
 void recv_devices(buf_t* buffer, list_t** devices) { gres_recv_stepd(buffer, devices); }
 
-}  // namespace xpart::slurm
+}  // namespace xpart::gres_plugin
 
 gres_prep_t* gres_p_prep_build_env(gres_job_state_t* gres_js) {
-    return xpart::slurm::copy_allocation<gres_prep_t>(gres_js);
+    return xpart::gres_plugin::copy_allocation<gres_prep_t>(gres_js);
 }
 
 void gres_p_prep_set_env(char*** prep_env_ptr, gres_prep_t* gres_prep, int node_inx) {
-    xpart::slurm::set_prep_env(prep_env_ptr, gres_prep, node_inx);
+    xpart::gres_plugin::set_prep_env(prep_env_ptr, gres_prep, node_inx);
 }

@@ -7,7 +7,7 @@
 #include "libxpart/visibility.hpp"
 #include "mps/root/rank_mps_config.hpp"
 
-namespace xpart::launch {
+namespace xpart::launcher {
 namespace {
 
 // The job (and step) the MPS directory belongs to.
@@ -137,4 +137,4 @@ std::vector<std::string> LaunchSession::end() {
     return problems;
 }
 
-}  // namespace xpart::launch
+}  // namespace xpart::launcher

@@ -18,7 +18,7 @@
 #include "mps/mps_session.hpp"
 #include "process/supervise.hpp"
 
-namespace xpart::launch {
+namespace xpart::launcher {
 
 struct LaunchOptions {
     binding::BindPolicy bind = binding::BindPolicy::None;
@@ -66,4 +66,4 @@ private:
     std::vector<std::string> warnings_;
 };
 
-}  // namespace xpart::launch
+}  // namespace xpart::launcher

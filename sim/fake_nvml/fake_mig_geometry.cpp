@@ -8,7 +8,7 @@
 
 #include "sim/fake_nvml/fake_state.hpp"
 
-namespace fake_nvml {
+namespace xpart::sim::fake_nvml {
 
 // NVML_GPU_INSTANCE_PROFILE_* index -> the product table's row (seven_shapes order:
 // 1g, 1g+me, 1g double memory, 2g, 3g, 4g, 7g).
@@ -87,4 +87,4 @@ std::string new_mig_uuid(State& s, const std::string& gpu_uuid) {
     }
 }
 
-}  // namespace fake_nvml
+}  // namespace xpart::sim::fake_nvml

@@ -16,7 +16,7 @@
 #include "sim/fake_nvml/fake_state.hpp"
 #include "sim/fake_nvml/nvml_abi.hpp"
 
-namespace fake_nvml {
+namespace xpart::sim::fake_nvml {
 namespace {
 
 int copy_string(const std::string& value, char* buf, unsigned len) {
@@ -32,9 +32,9 @@ void set_bit(unsigned long* mask, unsigned words, unsigned bit) {
 }
 
 }  // namespace
-}  // namespace fake_nvml
+}  // namespace xpart::sim::fake_nvml
 
-using namespace fake_nvml;
+using namespace xpart::sim::fake_nvml;
 
 NVML_API int nvmlInit_v2() {
     try {

@@ -10,7 +10,7 @@
 #include "sim/fake_nvml/fake_state.hpp"
 #include "sim/fake_nvml/nvml_abi.hpp"
 
-using namespace fake_nvml;
+using namespace xpart::sim::fake_nvml;
 
 // The processes the state file holds on this GPU (or MIG device), with the real count protocol.
 NVML_API int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned* count,
@@ -45,7 +45,7 @@ NVML_API int nvmlDeviceGetComputeRunningProcesses_v3(void* device, unsigned* cou
 
 // ---- MIG reconfiguration ----
 
-namespace fake_nvml {
+namespace xpart::sim::fake_nvml {
 namespace {
 
 // Only a MIG-capable GPU (not a MIG device) with MIG on has instance profiles.
@@ -144,7 +144,7 @@ int create_gi(State& s, const FakeDevice& d, unsigned profile_id,
 }
 
 }  // namespace
-}  // namespace fake_nvml
+}  // namespace xpart::sim::fake_nvml
 
 NVML_API int nvmlDeviceSetMigMode(void* device, unsigned mode, int* activation) {
     return device_call("nvmlDeviceSetMigMode", device, [&](State& s, const FakeDevice& d) {

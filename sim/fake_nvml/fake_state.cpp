@@ -20,7 +20,7 @@
 #include "sim/nvidia_caps.hpp"
 #include "sim/nvidia_install.hpp"
 
-namespace fake_nvml {
+namespace xpart::sim::fake_nvml {
 
 State& state() {
     static State* s = new State();  // never destroyed: callers may shut down during exit
@@ -348,4 +348,4 @@ int fault(const State& s, const char* call, int gpu) {
     return kSuccess;
 }
 
-}  // namespace fake_nvml
+}  // namespace xpart::sim::fake_nvml

@@ -1,6 +1,6 @@
 // Internals shared by the files of the fake libnvidia-ml.so.1: the simulated node's state (the
 // devices, GPU/compute instance handles, held processes), the reshaping and fault hooks, and
-// the templates every entry point runs its body through. All in namespace fake_nvml: only the
+// the templates every entry point runs its body through. All in namespace xpart::sim::fake_nvml: only the
 // nvml* C symbols leave the library (libnvidia-ml.map).
 #pragma once
 
@@ -18,7 +18,7 @@
 #include "sim/nvidia_model.hpp"
 #include "sim/spec.hpp"
 
-namespace fake_nvml {
+namespace xpart::sim::fake_nvml {
 
 using namespace xpart::sim;
 
@@ -168,4 +168,4 @@ int ci_call(const char* name, void* handle, Body body) {
     });
 }
 
-}  // namespace fake_nvml
+}  // namespace xpart::sim::fake_nvml

@@ -7,11 +7,13 @@ S=${XPART_SRCDIR:?set by make check}
 rows=$(grep -E '^\| `[a-z_/]+/` \|' "$S/docs/design.md")
 [ -n "$rows" ] || { echo "FAIL: no layout table in docs/design.md"; exit 1; }
 ours=$(sed -E 's/^\| `([a-z_/]+)\/`.*/\1/' <<<"$rows" | sort -u)
-declare -A may_use
+declare -A may_use namespace_of
 failed=0
 while IFS= read -r row; do
     folder=$(sed -E 's/^\| `([a-z_/]+)\/`.*/\1/' <<<"$row")
     may_use[$folder]=$(awk -F'|' '{print $4}' <<<"$row" | grep -oE '[a-z_/]+/' | sed 's|/$||' | tr '\n' ' ')
+    namespace_of[$folder]=$(awk -F'|' '{print $5}' <<<"$row" | grep -oE '[a-z_:]+' | head -n1)
+    [ -n "${namespace_of[$folder]}" ] || { echo "FAIL: docs/design.md's row of $folder/ names no namespace"; failed=$((failed + 1)); }
     [ -d "$S/$folder" ] || { echo "FAIL: docs/design.md names $folder/, which does not exist"; failed=$((failed + 1)); }
 done <<<"$rows"
 # The row a path belongs to: the longest row folder it lies in ("" when none, not ours).
@@ -56,6 +58,23 @@ while IFS=: read -r file line inc; do
     failed=$((failed + 1))
 done < <(grep -rnoE '^#include "mps/root/[^"]+"' "$S/mps" --exclude-dir=root --include='*.cpp' --include='*.hpp' |
              sed -E 's/:#include "/:/; s/"$//')
+# The namespace says the folder: each named namespace a file opens is its row's (or one inside
+# it, as xpart::nvml in libxpart/nvidia/); anonymous ones and aliases are not names.
+namespaces=0
+while IFS=: read -r file line ns; do
+    rel=${file#"$S"/}
+    owner=$(row_of "$rel")
+    [ -n "$owner" ] || continue
+    namespaces=$((namespaces + 1))
+    want=${namespace_of[$owner]}
+    [ "$ns" = "$want" ] || [[ "$ns" == "$want"::* ]] || {
+        echo "FAIL: $rel:$line opens namespace $ns, but $owner/'s is $want (docs/design.md)"
+        failed=$((failed + 1))
+    }
+done < <(grep -rnoE '^namespace [a-z_:]+ \{' "$S" --include='*.cpp' --include='*.hpp' --include='*.h' \
+             --exclude-dir=tests --exclude-dir=.git | sed -E 's/:namespace ([a-z_:]+) \{$/:\1/')
+echo "namespaces: $namespaces openings checked"
+[ "$namespaces" -gt 100 ] || { echo "FAIL: too few namespaces checked ($namespaces)"; failed=$((failed + 1)); }
 # Every source folder is in the table.
 for d in "$S"/*/; do
     d=$(basename "$d")

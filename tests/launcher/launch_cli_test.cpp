@@ -33,7 +33,7 @@
 
 extern char** environ;
 
-namespace xpart::launch {
+namespace xpart::launcher {
 namespace {
 
 namespace fs = std::filesystem;
@@ -493,9 +493,9 @@ TEST_F(LaunchCliTest, PrologStartRanksJoinEpilogStop) {
 }
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::launcher
 
-namespace xpart::launch {
+namespace xpart::launcher {
 namespace {
 
 // The shipped hooks, run as Slurm would run them (as root, with the job's variables).
@@ -535,9 +535,9 @@ TEST_F(LaunchCliTest, PrologAndEpilogHooksAsShipped) {
 }
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::launcher
 
-namespace xpart::launch {
+namespace xpart::launcher {
 namespace {
 
 // Real discovery on a simulated node: xpart-sim builds the A100 MIG guide node (root tree and
@@ -618,9 +618,9 @@ TEST_F(LaunchCliTest, NicClosestPerRank) {
 }
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::launcher
 
-namespace xpart::launch {
+namespace xpart::launcher {
 namespace {
 
 // --confine=rank on a simulated node (root: real cgroups). Two ranks share a GPU's two first
@@ -775,9 +775,9 @@ TEST_F(LaunchCliTest, ConfineWithoutCapSysAdminRefusesUpFront) {
 }
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::launcher
 
-namespace xpart::launch {
+namespace xpart::launcher {
 namespace {
 
 bool wait_until(const std::function<bool()>& done, std::chrono::seconds limit) {
@@ -844,4 +844,4 @@ TEST_F(LaunchCliTest, ConfineSweepsSiblingsOfKilledLaunchers) {
 }
 
 }  // namespace
-}  // namespace xpart::launch
+}  // namespace xpart::launcher
