@@ -10,6 +10,7 @@
 
 #include "libxpart/amd/amd_kfd.hpp"
 #include "libxpart/amd/amd_partition.hpp"
+#include "libxpart/reshape/reshape_engine.hpp"
 #include "libxpart/text.hpp"
 
 namespace xpart {
@@ -270,66 +271,105 @@ Result<AmdReshapePlan> plan_amd_reshape(const DiscoveryOptions& discovery, const
     return plan_from(o, look(o, pci_bus_id), pci_bus_id, target, options);
 }
 
+namespace {
+
+// The AMD steps of the reshape engine. A write amdgpu refuses, or a switch it does not make
+// (the old mode kept), leaves the GPU as it was: nothing to put back. A reboot-class change
+// only writes the memory partition, which amdgpu applies when it loads again: nothing to verify
+// until then.
+class AmdSteps final : public ReshapeVendor {
+public:
+    AmdSteps(const DiscoveryOptions& discovery, const std::string& pci_bus_id, const AmdTarget& target,
+             const AmdReshapeOptions& options)
+        : o_(amd_only(discovery)), pci_(pci_bus_id), target_(target), options_(options), label_("GPU " + pci_bus_id),
+          want_(mode_word(target.mode)), pci_dir_("/sys/bus/pci/devices/" + pci_bus_id) {}
+
+    Result<ReshapeDecision> plan() override {
+        const Seen now = look(o_, pci_);
+        generation_ = now.generation;
+        auto planned = plan_from(o_, now, pci_, target_, options_);
+        if (!planned) return planned.error();
+        plan_ = std::move(*planned);
+        const std::string old = mode_word(plan_.gpu.mode);
+        return ReshapeDecision{plan_.refused, plan_.already,
+                               {label_, want_, "wrote " + want_, old, "the previous mode (" + old + ")"}};
+    }
+
+    StepResult apply() override {
+        if (plan_.reboot_class) {
+            if (auto st = write_attribute(o_.root, pci_dir_ + "/current_memory_partition", plan_.memory); !st)
+                return StepResult::refused(label_ + ": " + plan_.memory + ": " + st.error().message +
+                                             ": not changed");
+            return StepResult::done();
+        }
+        if (auto st = write_attribute(o_.root, pci_dir_ + "/current_compute_partition", want_); !st)
+            return StepResult::refused(label_ + ": amdgpu refused " + want_ + ": " + st.error().message +
+                                         ": not reshaped");
+        return StepResult::done();
+    }
+
+    StepResult verify() override {
+        // Already: the plan's look at discovery showed the mode, every partition there.
+        if (plan_.already || plan_.reboot_class) return StepResult::done();
+        // The driver keeping the old mode (a switch it refused after the write) ends the wait too.
+        const Seen after = wait_for(o_, pci_, options_.settle, [&](const Seen& s) { return switched(s) || kept(s); });
+        if (switched(after)) {
+            partitions_ = after.gpu->partitions.size();
+            return StepResult::done();
+        }
+        if (kept(after))
+            return StepResult::refused(label_ + ": amdgpu did not switch to " + want_ + " (it shows " +
+                                         after.describe(pci_) + "): not reshaped");
+        return StepResult::failed("discovery shows " + after.describe(pci_));
+    }
+
+    Status put_back() override {
+        if (auto st = write_attribute(o_.root, pci_dir_ + "/current_compute_partition", mode_word(plan_.gpu.mode)); !st)
+            return st;
+        const Seen back = wait_for(o_, pci_, options_.settle, [&](const Seen& s) { return kept(s); });
+        if (!kept(back)) return Error{"discovery shows " + back.describe(pci_)};
+        return ok_status();
+    }
+
+    AmdReshapeOutcome outcome(const ReshapeRun& run) const {
+        const Gpu& gpu = plan_.gpu;
+        AmdReshapeOutcome out;
+        out.before = gpu.mode;
+        out.memory_before = gpu.memory_mode;
+        // A reboot-class change leaves the mode as it is until amdgpu loads again.
+        out.changed = run.changed && !plan_.reboot_class;
+        out.after = out.changed ? target_.mode : gpu.mode;
+        out.partitions = out.changed ? partitions_ : gpu.partitions.size();
+        out.reboot_needed = plan_.reboot_class;
+        if (plan_.reboot_class) out.memory_after = plan_.memory;
+        return out;
+    }
+
+private:
+    bool switched(const Seen& s) const {
+        return s.gpu && s.complete && s.gpu->mode == target_.mode &&
+               (generation_.empty() || s.generation != generation_);  // "": a kernel without it
+    }
+    bool kept(const Seen& s) const { return s.gpu && s.complete && s.gpu->mode == plan_.gpu.mode; }
+
+    const DiscoveryOptions o_;
+    const std::string pci_;
+    const AmdTarget target_;
+    const AmdReshapeOptions options_;
+    const std::string label_, want_, pci_dir_;
+    std::string generation_;  // KFD's, before the write
+    AmdReshapePlan plan_;
+    std::size_t partitions_ = 0;  // discovery's, after the switch
+};
+
+}  // namespace
+
 Result<AmdReshapeOutcome> reshape_amd_gpu(const DiscoveryOptions& discovery, const std::string& pci_bus_id,
                                           const AmdTarget& target, const AmdReshapeOptions& options) {
-    const DiscoveryOptions o = amd_only(discovery);
-    const RootFs& root = o.root;
-    const std::string label = "GPU " + pci_bus_id;
-    const std::string want = mode_word(target.mode);
-    const std::string pci_dir = "/sys/bus/pci/devices/" + pci_bus_id;
-
-    Seen now = look(o, pci_bus_id);
-    auto plan = plan_from(o, now, pci_bus_id, target, options);
-    if (!plan) return plan.error();
-    if (!plan->refused.empty()) return Error{plan->refused};
-    const Gpu& gpu = plan->gpu;
-    AmdReshapeOutcome out;
-    out.before = gpu.mode;
-    out.memory_before = gpu.memory_mode;
-    if (plan->reboot_class) {
-        if (auto st = write_attribute(root, pci_dir + "/current_memory_partition", plan->memory); !st)
-            return Error{label + ": " + plan->memory + ": " + st.error().message + ": not changed"};
-        out.after = gpu.mode;
-        out.memory_after = plan->memory;
-        out.partitions = gpu.partitions.size();
-        out.reboot_needed = true;
-        return out;
-    }
-    if (plan->already) {
-        out.after = gpu.mode;
-        out.partitions = gpu.partitions.size();
-        return out;
-    }
-    const std::string generation = now.generation;
-    if (auto st = write_attribute(root, pci_dir + "/current_compute_partition", want); !st)
-        return Error{label + ": amdgpu refused " + want + ": " + st.error().message + ": not reshaped"};
-
-    const PartitionMode before = gpu.mode;
-    auto switched = [&](const Seen& s) {
-        return s.gpu && s.complete && s.gpu->mode == target.mode &&
-               (generation.empty() || s.generation != generation);  // "": a kernel without it
-    };
-    auto kept = [&](const Seen& s) { return s.gpu && s.complete && s.gpu->mode == before; };
-    // The driver keeping the old mode (a switch it refused after the write) ends the wait too.
-    Seen after = wait_for(o, pci_bus_id, options.settle, [&](const Seen& s) { return switched(s) || kept(s); });
-    if (switched(after)) {
-        out.after = target.mode;
-        out.partitions = after.gpu->partitions.size();
-        out.changed = true;
-        return out;
-    }
-    if (kept(after))
-        return Error{label + ": amdgpu did not switch to " + want + " (it shows " + after.describe(pci_bus_id) + "): not reshaped"};
-    const std::string why = "discovery shows " + after.describe(pci_bus_id);
-    const std::string old = mode_word(before);
-    Status undo = write_attribute(root, pci_dir + "/current_compute_partition", old);
-    if (undo) {
-        Seen back = wait_for(o, pci_bus_id, options.settle, kept);
-        if (!kept(back))
-            undo = Error{"discovery shows " + back.describe(pci_bus_id)};
-    }
-    return Error{label + ": wrote " + want + " but " + why + (undo ? "; put back " + old
-                                                             : "; putting back " + old + " failed: " + undo.error().message)};
+    AmdSteps steps(discovery, pci_bus_id, target, options);
+    auto run = run_reshape_steps(steps);
+    if (!run) return run.error();
+    return steps.outcome(*run);
 }
 
 }  // namespace xpart

@@ -77,9 +77,11 @@ struct AmdReshapePlan {
 Result<AmdReshapePlan> plan_amd_reshape(const DiscoveryOptions& discovery, const std::string& pci_bus_id,
                                         const AmdTarget& target, const AmdReshapeOptions& options);
 
-// Error when refused ("GPU 0000:05:00.0: 1 KFD process holds it (pid 505): not reshaped", a
-// mode its memory partition or the driver does not offer), or when discovery did not confirm
-// the new mode: then the message says whether the old one was put back.
+// The switch, run by the reshape engine (reshape_engine.hpp). Error when refused ("GPU
+// 0000:05:00.0: 1 KFD process holds it (pid 505): not reshaped", a mode its memory partition or
+// the driver does not offer), or when discovery did not confirm the new mode: then the message
+// says whether the old one was put back ("GPU 0000:05:00.0: wrote CPX but discovery shows ...;
+// put back SPX", or "; putting back SPX failed: <why>").
 Result<AmdReshapeOutcome> reshape_amd_gpu(const DiscoveryOptions& discovery, const std::string& pci_bus_id,
                                           const AmdTarget& target, const AmdReshapeOptions& options);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "libxpart/nvidia/nvidia_cap_nodes.hpp"
+#include "libxpart/reshape/reshape_engine.hpp"
 
 namespace xpart {
 
@@ -171,49 +172,6 @@ Result<MigReshapePlan> plan_reshape(const nvml::NvmlSession& session, const nvml
     return plan;
 }
 
-Result<ReshapeOutcome> reshape_gpu(const nvml::NvmlSession& session, const nvml::MigControl& control,
-                                   unsigned gpu, const std::vector<std::string>& target) {
-    auto planned = plan_reshape(session, control, gpu, target);
-    if (!planned) return planned.error();
-    if (!planned->misfit.empty()) return Error{where(gpu) + ": " + planned->misfit};
-    const GpuGeometry& now = planned->now;
-    const std::vector<MigSlot>& plan = planned->target;
-    ReshapeOutcome out;
-    out.before = mig_slots(now);
-    if (planned->already) {
-        out.after = out.before;
-        return out;
-    }
-    if (!planned->in_use.empty())
-        return Error{where(gpu) + ": " + planned->in_use + ": not reshaped (NVML_ERROR_IN_USE)"};
-    auto dev = session.device(gpu);
-    if (!dev) return dev.error();
-    Status step = tear_down(control, *dev, now.profiles);
-    if (step) step = build(control, *dev, now.profiles, plan);
-    if (step) {
-        // What the driver made; not knowing it is a failure like any other (the old geometry
-        // goes back).
-        auto after = read_gpu_geometry(session, control, gpu);
-        if (!after) {
-            step = after.error();
-        } else {
-            out.after = mig_slots(*after);
-            if (by_start(out.after) == by_start(plan)) {
-                out.changed = true;
-                return out;
-            }
-            step = Error{"the driver made " + describe(out.after) + ", not " + describe(plan)};
-        }
-    }
-    // Put back what was there: the node's last good geometry.
-    Status back = put_back(session, control, now);
-    return Error{where(gpu) + ": reshape to " + format_mig_geometry(target, now.profiles) +
-                 " failed: " + step.error().message +
-                 (back ? "; the previous geometry (" + describe(out.before) + ") is back"
-                       : "; restoring the previous geometry (" + describe(out.before) +
-                             ") failed too: " + back.error().message)};
-}
-
 namespace {
 
 // The GPU `uuid` as discovery (and so slurmd) sees it.
@@ -232,37 +190,90 @@ std::string geometry_text(const std::vector<std::string>& names, const std::vect
     return names.empty() ? "none" : format_mig_geometry(names, profiles);
 }
 
+// The MIG steps of the reshape engine. Apply reads back what the driver made, so a driver
+// that made something else fails apply ("reshape to ... failed"), not verify.
+class MigSteps final : public ReshapeVendor {
+public:
+    MigSteps(const nvml::NvmlSession& session, const nvml::MigControl& control, unsigned gpu,
+             const std::vector<std::string>& target, const DiscoveryOptions& discovery)
+        : session_(session), control_(control), gpu_(gpu), target_(target), discovery_(discovery) {}
+
+    Result<ReshapeDecision> plan() override {
+        auto planned = plan_reshape(session_, control_, gpu_, target_);
+        if (!planned) return planned.error();
+        plan_ = std::move(*planned);
+        const GpuGeometry& now = plan_.now;
+        const std::string to = format_mig_geometry(target_, now.profiles);
+        ReshapeDecision d{"", plan_.already,
+                          {where(gpu_), to, "reshaped to " + to, geometry_text(now.profile_names(), now.profiles),
+                           "the previous geometry (" + describe(mig_slots(now)) + ")"}};
+        if (!plan_.misfit.empty())
+            d.refused = where(gpu_) + ": " + plan_.misfit;
+        else if (!plan_.in_use.empty())
+            d.refused = where(gpu_) + ": " + plan_.in_use + ": not reshaped (NVML_ERROR_IN_USE)";
+        return d;
+    }
+
+    StepResult apply() override {
+        auto dev = session_.device(gpu_);
+        if (!dev) return StepResult::refused(dev.error().message);
+        Status step = tear_down(control_, *dev, plan_.now.profiles);
+        if (step) step = build(control_, *dev, plan_.now.profiles, plan_.target);
+        if (!step) return StepResult::failed(step.error().message);
+        // What the driver made; not knowing it is a failure like any other (the old geometry
+        // goes back).
+        auto after = read_gpu_geometry(session_, control_, gpu_);
+        if (!after) return StepResult::failed(after.error().message);
+        const std::vector<MigSlot> made = mig_slots(*after);
+        if (by_start(made) != by_start(plan_.target))
+            return StepResult::failed("the driver made " + describe(made) + ", not " + describe(plan_.target));
+        return StepResult::done();
+    }
+
+    StepResult verify() override {
+        auto seen = discovered_gpu(discovery_, plan_.now.uuid);
+        if (!seen) return StepResult::failed(seen.error().message);
+        std::vector<std::string> want = target_;
+        std::sort(want.begin(), want.end());
+        const std::vector<std::string> got = partition_types(*seen);
+        if (want != got)
+            return StepResult::failed("discovery shows " +
+                                      (got.empty() ? "no partition" : format_mig_geometry(got, plan_.now.profiles)));
+        auto made = make_missing_cap_nodes(discovery_.root, *seen);
+        if (!made) return StepResult::failed(made.error().message);
+        partitions_ = got.size();
+        nodes_made_ = *made;
+        return StepResult::done();
+    }
+
+    Status put_back() override { return xpart::put_back(session_, control_, plan_.now); }
+
+    VerifiedReshape outcome(const ReshapeRun& run) const {
+        const GpuGeometry& now = plan_.now;
+        return {geometry_text(now.profile_names(), now.profiles), format_mig_geometry(target_, now.profiles),
+                run.changed, partitions_, nodes_made_};
+    }
+
+private:
+    const nvml::NvmlSession& session_;
+    const nvml::MigControl& control_;
+    const unsigned gpu_;
+    const std::vector<std::string>& target_;
+    const DiscoveryOptions& discovery_;
+    MigReshapePlan plan_;
+    std::size_t partitions_ = 0;
+    unsigned nodes_made_ = 0;
+};
+
 }  // namespace
 
 Result<VerifiedReshape> reshape_and_verify(const nvml::NvmlSession& session, const nvml::MigControl& control,
                                            unsigned gpu, const std::vector<std::string>& target,
                                            const DiscoveryOptions& discovery) {
-    auto before = read_gpu_geometry(session, control, gpu);
-    if (!before) return before.error();
-    auto out = reshape_gpu(session, control, gpu, target);
-    if (!out) return out.error();
-    VerifiedReshape done;
-    done.from = geometry_text(before->profile_names(), before->profiles);
-    done.to = format_mig_geometry(target, before->profiles);
-    done.changed = out->changed;
-    auto seen = discovered_gpu(discovery, before->uuid);
-    std::vector<std::string> want = target;
-    std::sort(want.begin(), want.end());
-    const std::vector<std::string> got = seen ? partition_types(*seen) : std::vector<std::string>();
-    Result<unsigned> made = 0u;
-    if (seen && want == got) made = make_missing_cap_nodes(discovery.root, *seen);
-    if (seen && want == got && made) {
-        done.partitions = got.size();
-        done.nodes_made = *made;
-        return done;
-    }
-    const std::string why = !seen ? seen.error().message
-                            : want != got ? "discovery shows " + (got.empty() ? std::string("no partition")
-                                                                              : format_mig_geometry(got, before->profiles))
-                                          : made.error().message;
-    const Status undo = put_back(session, control, *before);
-    return Error{where(gpu) + ": reshaped to " + done.to + " but " + why +
-                 (undo ? "; put back " + done.from : "; putting back " + done.from + " failed: " + undo.error().message)};
+    MigSteps steps(session, control, gpu, target, discovery);
+    auto run = run_reshape_steps(steps);
+    if (!run) return run.error();
+    return steps.outcome(*run);
 }
 
 }  // namespace xpart

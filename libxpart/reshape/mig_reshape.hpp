@@ -42,7 +42,7 @@ Result<GpuGeometry> read_gpu_geometry(const nvml::NvmlSession& session,
 std::vector<MigSlot> mig_slots(const GpuGeometry& g);
 
 // What a reshape of one GPU to `target` would do, found before anything changes (what `xpart
-// reshape --dry-run` shows, and reshape_gpu's first step): the geometry now, where the
+// reshape --dry-run` shows, and reshape_and_verify's first step): the geometry now, where the
 // target's instances go, whether it is there already, and what refuses it.
 struct MigReshapePlan {
     GpuGeometry now;
@@ -61,35 +61,28 @@ Result<MigReshapePlan> plan_reshape(const nvml::NvmlSession& session, const nvml
 Result<MigReshapePlan> plan_reshape(const nvml::NvmlSession& session, const nvml::MigControl& control,
                                     unsigned gpu, GpuGeometry now, const std::vector<std::string>& target);
 
-struct ReshapeOutcome {
-    std::vector<MigSlot> before;
-    std::vector<MigSlot> after;
-    bool changed = false;
-};
-
-// Error when refused ("GPU 0: 1 process runs on it (pid 505 in GPU instance 1): not
-// reshaped"), when the target does not fit, or when a step failed: then the message says
-// what failed and whether the starting geometry was put back.
-Result<ReshapeOutcome> reshape_gpu(const nvml::NvmlSession& session, const nvml::MigControl& control,
-                                   unsigned gpu, const std::vector<std::string>& target);
-
-// A reshape as slurmd will see it: reshape_gpu, then discovery (`discovery`, NVIDIA only) must
-// show exactly the target's partitions on the GPU, and the /dev/nvidia-caps nodes of the new
-// instances that NVML did not make are made. Anything else puts the starting geometry back.
+// A reshape as slurmd will see it, run by the reshape engine (reshape_engine.hpp): plan_reshape,
+// refused when the target does not fit or a process runs; tear down and build, read back what
+// the driver made; then discovery (`discovery`, NVIDIA only) must show exactly the target's
+// partitions on the GPU, and the /dev/nvidia-caps nodes of the new instances that NVML did not
+// make are made (also when the GPU had the target). Anything else puts the starting geometry back.
 struct VerifiedReshape {
     std::string from, to;      // "3g.40gb+2x1g.10gb", "7x1g.10gb" ("none" for no instance)
     bool changed = false;      // false: the GPU had the target already
     std::size_t partitions = 0;  // discovery's, after
     unsigned nodes_made = 0;
 };
-// Error: reshape_gpu's, or "GPU 0: reshaped to <to> but discovery shows <what>; put back <from>"
-// (or "; putting back <from> failed: <why>").
+// Error when refused ("GPU 0: 1 process runs on it (pid 505 in GPU instance 1): not reshaped
+// (NVML_ERROR_IN_USE)", the target's misfit), "GPU 0: reshape to <to> failed: <why>; the previous
+// geometry (<slots>) is back" (or "; restoring the previous geometry (<slots>) failed too: <why>"),
+// or "GPU 0: reshaped to <to> but discovery shows <what>; put back <from>" (or "; putting back
+// <from> failed: <why>").
 Result<VerifiedReshape> reshape_and_verify(const nvml::NvmlSession& session, const nvml::MigControl& control,
                                            unsigned gpu, const std::vector<std::string>& target,
                                            const DiscoveryOptions& discovery);
 
 // Tears the GPU down and makes `before` again, compute instances as they were (the undo when
-// discovery does not confirm a reshape).
+// a step or discovery does not confirm a reshape).
 Status put_back(const nvml::NvmlSession& session, const nvml::MigControl& control,
                 const GpuGeometry& before);
 
