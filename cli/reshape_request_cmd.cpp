@@ -9,6 +9,7 @@
 
 #include "cli/command.hpp"
 #include "cli/exit_status.hpp"
+#include "cli/reshape_reboot.hpp"
 #include "libxpart/defaults.hpp"
 #include "reshape_request/requests.hpp"
 
@@ -128,6 +129,22 @@ void add_reshape_request_command(CLI::App& app, const GlobalOptions&, Runner& ru
     reboot->add_option("--node", args->own, "the NodeName the rebooting slurmd serves (its -N), if it has one");
     reboot->add_option("--host", args->host_names, "this host's names (without --node: a node of any of them)");
     reboot->callback([args, &run] { run = [args] { return run_reboot_target(*args); }; });
+    auto reboot_args = std::make_shared<RebootArgs>();
+    auto* program = top->add_subcommand(
+        "reboot", "RebootProgram (slurmd runs it as root; xpart-reboot.sh): reshape this host for the sibling a job "
+                  "waits for, and once this slurmd has exited start slurmd as the NodeName the host is then "
+                  "(exit 1: refused, withdrawn, or no reshape)");
+    program->add_option("--slurmd-start", reboot_args->slurmd_start, "how slurmd starts as a NodeName (it is appended)")
+        ->envname("XPART_SLURMD_START")
+        ->capture_default_str();
+    program->add_option("--fallback", reboot_args->fallback, "what a reboot that is no reshape runs (default: nothing)")
+        ->envname("XPART_REBOOT_FALLBACK");
+    program->add_option("--log", reboot_args->log, "a file each line is appended to, besides syslog")
+        ->envname("XPART_RESHAPE_LOG");
+    program->add_option("--reshape-args", reboot_args->reshape_args, "more options of xpart reshape "
+                                                                     "(e.g. \"--xpart-conf /etc/slurm/xpart.conf\")")
+        ->envname("XPART_RESHAPE_ARGS");
+    program->callback([reboot_args, &run] { run = [reboot_args] { return run_reshape_reboot(*reboot_args); }; });
     auto* wanted = top->add_subcommand("wanted", "RebootProgram: exit 0 when a job still waits for NODE, 7 when none");
     wanted->add_option("node", args->target, "the sibling the host would become")->required();
     wanted->callback([args, &run] { run = [args] { return run_wanted(*args); }; });

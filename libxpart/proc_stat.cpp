@@ -14,8 +14,10 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text) {
     out.comm = std::string(text.substr(open + 1, close - open - 1));
     out.state = text[close + 2];
     std::istringstream fields{std::string(text.substr(close + 3))};
+    long parent = 0;
+    if (fields >> parent && parent > 0) out.ppid = static_cast<pid_t>(parent);
     std::string skip;
-    for (int field = 4; field < 22; ++field) fields >> skip;
+    for (int field = 5; field < 22; ++field) fields >> skip;
     unsigned long long start = 0;
     if (fields >> start) out.start_time = start;
     return out;

@@ -15,6 +15,7 @@ namespace xpart {
 struct ProcStat {
     std::string comm;  // field 2 without its parentheses: the executable's name, 15 bytes at most
     char state = '?';  // field 3
+    pid_t ppid = 0;    // field 4: the parent (0: none, or the text ends before it)
     // Field 22, clock ticks since boot: with the pid, what tells a process from a later one
     // under the same pid. nullopt when the text ends before it.
     std::optional<unsigned long long> start_time;

@@ -48,8 +48,10 @@ std::optional<std::string> slurmd_node_name_arg(const std::vector<std::string>& 
     return name;
 }
 
-std::vector<std::string> own_arguments() {
-    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+std::vector<std::string> own_arguments() { return process_arguments("self"); }
+
+std::vector<std::string> process_arguments(const std::string& pid) {
+    std::ifstream in("/proc/" + pid + "/cmdline", std::ios::binary);
     const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::vector<std::string> out;
     std::size_t start = 0;

@@ -16,6 +16,8 @@ std::optional<std::string> slurmd_node_name_arg(const std::vector<std::string>& 
 // This process's arguments from /proc/self/cmdline: the process's own, not the node's, so
 // read as is rather than through the root prefix. Empty when unreadable.
 std::vector<std::string> own_arguments();
+// The same of process `pid` ("self", or a number: the RebootProgram's slurmd).
+std::vector<std::string> process_arguments(const std::string& pid);
 
 // The host name up to its first dot, as slurmd names a node by default; "" when unreadable.
 std::string short_hostname();

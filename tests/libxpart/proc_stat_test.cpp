@@ -13,6 +13,7 @@ TEST(ProcStat, ParsesCommStateAndStartTime) {
     ASSERT_TRUE(s);
     EXPECT_EQ(s->comm, "a) b");
     EXPECT_EQ(s->state, 'S');
+    EXPECT_EQ(s->ppid, 1);
     EXPECT_EQ(s->start_time, 987654ull);
     EXPECT_FALSE(s->gone());
 }
@@ -33,6 +34,7 @@ TEST(ProcStat, ReadsItselfAndNoSuchProcess) {
     auto self = read_proc_stat(RootFs("/"), getpid());
     ASSERT_TRUE(self);
     EXPECT_TRUE(self->start_time);
+    EXPECT_EQ(self->ppid, getppid());
     EXPECT_FALSE(read_proc_stat(RootFs("/"), 0));
     EXPECT_FALSE(read_proc_stat(RootFs("/nonexistent-root"), getpid()));
 }

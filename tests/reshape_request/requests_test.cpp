@@ -7,6 +7,7 @@
 
 #include "reshape_request/requests.hpp"
 #include "tests/case_name.hpp"
+#include "tests/reshape_request/fake_slurm.hpp"
 
 namespace xpart::reshape_request {
 namespace {
@@ -22,49 +23,6 @@ std::string host(const std::string& small_state, const std::string& small_reason
            "\nNodeName=other AvailableFeatures=xpart_host_o NodeHostName=o State=IDLE+DRAIN+REBOOT_REQUESTED"
            " Reason=xpart-reshape:big\n";
 }
-
-class FakeSlurm : public SlurmClient {
-public:
-    std::string cluster;
-    std::map<std::string, std::vector<std::string>> configuring;  // node -> jobs
-    std::vector<std::string> states = {"CONFIGURING"};            // job_state answers, the last repeats
-    std::vector<std::string> refuse;                              // scontrol verbs that fail
-    std::vector<std::string> told;                                // scontrol calls, joined
-    int node_rpcs = 0, job_rpcs = 0;
-    std::function<std::string(int)> cluster_at;                   // per node RPC, when set
-
-    Result<std::vector<SlurmNode>> nodes(const std::string& nodelist) override {
-        ++node_rpcs;
-        auto all = parse_nodes(cluster_at ? cluster_at(node_rpcs) : cluster);
-        if (nodelist.empty()) return all;
-        std::vector<SlurmNode> some;
-        for (auto& n : all)
-            if (n.name == nodelist) some.push_back(n);
-        return some;
-    }
-    Result<std::vector<std::string>> configuring_jobs(const std::string& node) override {
-        ++job_rpcs;
-        return configuring[node];
-    }
-    Result<std::string> job_state(const std::string&) override {
-        ++job_rpcs;
-        auto s = states.front();
-        if (states.size() > 1) states.erase(states.begin());
-        return s;
-    }
-    Result<std::vector<std::string>> hostnames(const std::string& nodelist) override {
-        if (nodelist == "small,big") return std::vector<std::string>{"small", "big"};
-        return std::vector<std::string>{nodelist};
-    }
-    Status scontrol(const std::vector<std::string>& args) override {
-        std::string call;
-        for (const auto& a : args) call += (call.empty() ? "" : " ") + a;
-        told.push_back(call);
-        for (const auto& verb : refuse)
-            if (args.front() == verb) return Error{"scontrol " + verb + ": REBOOT on node in progress"};
-        return ok_status();
-    }
-};
 
 struct PendingCase {
     const char* name;
@@ -305,18 +263,6 @@ TEST(Pause, BacksOffToTwoSeconds) {
     for (int i = 0; i < 9; ++i) got.push_back((p = next_pause(p)).count());
     EXPECT_EQ(got, (std::vector<long>{250, 375, 562, 843, 1264, 1896, 2000, 2000, 2000}));
 }
-
-// A clock the sleeps advance.
-struct FakeTime {
-    std::chrono::steady_clock::time_point t{};
-    std::vector<long> slept;
-    Pacing pacing() {
-        return {[this] { return t; }, [this](std::chrono::milliseconds d) {
-                    slept.push_back(d.count());
-                    t += d;
-                }};
-    }
-};
 
 std::string target_line(const std::string& state) {
     return "NodeName=big AvailableFeatures=xpart_host_h NodeHostName=big State=" + state + "\n";

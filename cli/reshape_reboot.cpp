@@ -1,0 +1,174 @@
+#include "cli/reshape_reboot.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "cli/command.hpp"
+#include "cli/exit_status.hpp"
+#include "libxpart/env_map.hpp"
+#include "libxpart/proc_stat.hpp"
+#include "libxpart/slurm_text/slurmd_node_name.hpp"
+#include "process/process_identity.hpp"
+#include "process/spawn.hpp"
+#include "reshape_request/reboot_program.hpp"
+
+extern char** environ;
+
+namespace xpart::cli {
+
+namespace {
+
+// Each line to syslog (as `logger -t xpart-reboot` did), standard error, and the admin's file.
+class RebootLog {
+public:
+    explicit RebootLog(std::string file) : file_(std::move(file)) { openlog("xpart-reboot", 0, LOG_USER); }
+    void operator()(const std::string& line) const {
+        syslog(LOG_NOTICE, "%s", line.c_str());
+        std::cerr << "xpart-reboot: " << line << std::endl;
+        if (file_.empty()) return;
+        char when[32] = "";
+        const std::time_t now = std::time(nullptr);
+        std::tm local{};
+        if (localtime_r(&now, &local)) std::strftime(when, sizeof when, "%F %T", &local);
+        const std::string text = std::string(when) + " xpart-reboot: " + line + "\n";
+        const int fd = open(file_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0) return;
+        (void)!write(fd, text.data(), text.size());
+        close(fd);
+    }
+
+private:
+    std::string file_;
+};
+
+std::vector<std::string> words(const std::string& text) {
+    std::istringstream in(text);
+    std::vector<std::string> out;
+    for (std::string w; in >> w;) out.push_back(w);
+    return out;
+}
+
+// The slurmd that runs this RebootProgram: the parent, or the parent's parent when slurmd
+// ran it through `sh -c`. Ancestors only: nothing a user can plant.
+std::optional<process::ProcessIdentity> rebooting_slurmd() {
+    const RootFs proc("/");
+    pid_t pid = getppid();
+    for (int up = 0; up < 2 && pid > 1; ++up) {
+        auto stat = read_proc_stat(proc, pid);
+        if (!stat) return std::nullopt;
+        if (stat->comm == "slurmd") return process::identify(pid);
+        pid = stat->ppid;
+    }
+    return std::nullopt;
+}
+
+std::vector<std::string> host_names() {
+    char full[256] = {};
+    std::vector<std::string> out{short_hostname()};
+    if (gethostname(full, sizeof full - 1) == 0 && out.front() != full) out.push_back(full);
+    return out;
+}
+
+std::string own_program() {
+    char path[4096];
+    const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    return n > 0 ? std::string(path, static_cast<std::size_t>(n)) : "xpart";
+}
+
+// The part that outlives slurmd: its own session, nothing of the caller's descriptors.
+void detach() {
+    const int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+        dup2(null, 0), dup2(null, 1), dup2(null, 2);
+        if (null > 2) close(null);
+    }
+    setsid();
+}
+
+}  // namespace
+
+int run_reshape_reboot(const RebootArgs& args) {
+    const RebootLog log(args.log);
+    const EnvMap env = env_from_environ(environ);
+    auto slurm = reshape_request::command_client(env);
+    const auto slurmd = rebooting_slurmd();
+    std::string own;
+    if (slurmd)
+        own = slurmd_node_name_arg(process_arguments(std::to_string(slurmd->pid))).value_or("");
+    std::optional<reshape_request::Request> request;
+    if (auto cluster = slurm->nodes(""))
+        request = reshape_request::reboot_request(*cluster, own, host_names());
+    else
+        log("cannot read the cluster's nodes: " + cluster.error().message);
+    if (!request) {
+        std::vector<std::string> argv = words(args.fallback);
+        if (argv.empty()) {
+            log("no node of this host waits for an xpart reshape, and XPART_REBOOT_FALLBACK is not set: nothing done");
+            return kExitError;
+        }
+        log("not a reshape: running " + args.fallback);
+        std::vector<char*> c_argv;
+        for (auto& a : argv) c_argv.push_back(a.data());
+        c_argv.push_back(nullptr);
+        execvp(c_argv[0], c_argv.data());
+        log("running " + args.fallback + " failed: " + std::strerror(errno));
+        return kExitError;
+    }
+    const std::string self = own_program();
+    auto reshape = [&](const std::string& target) {
+        std::vector<std::string> argv{self, "reshape", "--slurm-node", target};
+        for (auto& w : words(args.reshape_args)) argv.push_back(w);
+        // No reshape takes this long; one that hangs must not keep the host from coming back.
+        auto run = process::run_with_input(argv, env, "", std::chrono::minutes(30));
+        if (!run) return reshape_request::ReshapeAttempt{false, run.error().message};
+        return reshape_request::ReshapeAttempt{run->exit_status == 0, run->output};
+    };
+    const reshape_request::RebootPlan plan = reshape_request::plan_reboot(*slurm, *request, reshape);
+    log(plan.line);
+    if (!slurmd) log("no slurmd among this program's parents: slurmd starts as " + plan.next + " at once");
+
+    // slurmd exits when this returns; the next slurmd starts once it has gone (the same Port
+    // and pid file may be reused).
+    std::cout.flush(), std::cerr.flush();
+    const pid_t child = fork();
+    if (child < 0) {
+        log(std::string("cannot start the part that outlives slurmd: ") + std::strerror(errno));
+        return kExitError;
+    }
+    if (child > 0) return plan.refused ? kExitError : kExitOk;
+    detach();
+    if (fork() != 0) _exit(0);  // not a session leader: no terminal can be acquired
+    reshape_request::RebootFinish how;
+    how.slurmd_running = [&] { return slurmd && process::still_running(*slurmd); };
+    how.signal_slurmd = [&] {
+        if (slurmd) (void)process::signal_if_same(*slurmd, SIGTERM);
+    };
+    how.start_slurmd = [&](const std::string& node) -> Status {
+        std::vector<std::string> argv = words(args.slurmd_start);
+        if (argv.empty()) argv = words(RebootArgs().slurmd_start);  // set, but to nothing
+        argv.push_back(node);
+        // Its output to /dev/null, and waited for as a child: `slurmd -b` daemonizes, and the
+        // daemon must hold no pipe of ours.
+        auto pid = process::spawn_detached(argv, env);
+        if (!pid) return pid.error();
+        auto status = process::wait_child(*pid, std::chrono::steady_clock::now() + std::chrono::minutes(2), argv[0]);
+        if (!status) return status.error();
+        if (*status != 0) return Error{"exit status " + std::to_string(*status)};
+        return ok_status();
+    };
+    how.log = [&](const std::string& line) { log(line); };
+    reshape_request::finish_reboot(*slurm, plan, how, reshape_request::real_pacing());
+    _exit(0);
+}
+
+}  // namespace xpart::cli

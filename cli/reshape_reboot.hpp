@@ -1,0 +1,19 @@
+// `xpart reshape-request reboot`: the RebootProgram (etc/reshape/xpart-reboot.sh execs it), the
+// host's side of reshape_request/reboot_program: the slurmd that runs it, its log, the
+// reshape and slurmd's start as children, and the part that outlives slurmd.
+#pragma once
+
+#include <string>
+
+namespace xpart::cli {
+
+struct RebootArgs {
+    std::string slurmd_start = "slurmd -b -N";  // + the NodeName; daemonizes
+    std::string fallback;                       // a reboot that is no reshape runs this
+    std::string log;                            // each line appended here too
+    std::string reshape_args;                   // more options of `xpart reshape`
+};
+
+int run_reshape_reboot(const RebootArgs& args);
+
+}  // namespace xpart::cli

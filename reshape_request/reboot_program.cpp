@@ -1,0 +1,77 @@
+#include "reshape_request/reboot_program.hpp"
+
+#include <algorithm>
+
+namespace xpart::reshape_request {
+
+namespace {
+
+std::string first_line(const std::string& text, std::size_t at_most) {
+    return text.substr(0, std::min(text.find('\n'), at_most));
+}
+
+std::string one_line(std::string text) {
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    return text;
+}
+
+// Registered and in no state of a reboot or a power change: it answers.
+bool answers(const SlurmNode& node) {
+    if (node.state.empty()) return false;
+    return std::none_of(node.state.begin(), node.state.end(), [](const std::string& word) {
+        return word.find("NOT_RESPONDING") != std::string::npos || word.find("REBOOT") != std::string::npos ||
+               word.find("POWER") != std::string::npos;
+    });
+}
+
+}  // namespace
+
+RebootPlan plan_reboot(SlurmClient& slurm, const Request& request, const Reshape& reshape) {
+    const std::string& me = request.active;
+    const std::string& target = request.target;
+    auto wanted = target_wanted(slurm, target);
+    if (wanted && !*wanted)
+        return {me, target, "xpart-reshape withdrawn: no job waits for " + target, true,
+                me + " -> " + target + " withdrawn: no job waits for " + target};
+    const ReshapeAttempt attempt = reshape(target);
+    if (attempt.done)
+        return {target, me, "xpart-reshape: host is " + target + " now", false,
+                me + " -> " + target + ": " + one_line(attempt.output)};
+    const std::string why = first_line(attempt.output, 200);
+    return {me, target, "xpart-reshape refused: " + why, true, me + " -> " + target + " refused: " + why};
+}
+
+void finish_reboot(SlurmClient& slurm, const RebootPlan& plan, const RebootFinish& how, const Pacing& pacing) {
+    using std::chrono::milliseconds;
+    auto since_signal = pacing.now();
+    auto waited = milliseconds(0);
+    while (how.slurmd_running()) {
+        pacing.sleep(milliseconds(100));
+        waited += milliseconds(100);
+        if (pacing.now() - since_signal >= how.resignal_every) {
+            how.log("slurmd still runs " + std::to_string(waited.count() / 1000) +
+                    " s after its reboot: SIGTERM again");
+            how.signal_slurmd();
+            since_signal = pacing.now();
+        }
+    }
+    if (Status started = how.start_slurmd(plan.next); !started)
+        how.log("starting slurmd as " + plan.next + " failed: " + started.error().message);
+    if (Status st = slurm.scontrol({"update", "nodename=" + plan.down, "state=POWER_DOWN_FORCE", "reason=" + plan.reason});
+        !st)
+        how.log("powering " + plan.down + " down failed: " + st.error().message);
+    if (!plan.refused) return;
+    const auto deadline = pacing.now() + how.resume_within;
+    for (milliseconds pause{0};;) {
+        auto node = slurm.nodes(plan.next);
+        if (node && node->size() == 1 && answers(node->front())) break;
+        pause = next_pause(pause);
+        if (pacing.now() + pause > deadline) break;  // resumed anyway: Slurm says why if it cannot
+        pacing.sleep(pause);
+    }
+    if (Status st = slurm.scontrol({"update", "nodename=" + plan.next, "state=RESUME"}); !st)
+        how.log("resuming " + plan.next + " failed: " + st.error().message);
+}
+
+}  // namespace xpart::reshape_request

@@ -1,0 +1,55 @@
+// The RebootProgram of geometry on demand (etc/reshape/xpart-reboot.sh hands everything here):
+// slurmd runs it as root once the node it serves is idle after `scontrol reboot ASAP
+// reason=xpart-reshape:<sibling>`, and with SlurmdParameters=shutdown_on_reboot exits after it.
+// It reshapes the host for the sibling if a job still waits for it, then, once that slurmd has
+// exited, starts slurmd as the NodeName the host is now and powers the other one down.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "libxpart/result.hpp"
+#include "reshape_request/requests.hpp"
+
+namespace xpart::reshape_request {
+
+// What a reboot makes of the host.
+struct RebootPlan {
+    std::string next;      // the NodeName slurmd starts as
+    std::string down;      // the sibling powered down, with `reason`
+    std::string reason;
+    bool refused = false;  // the host stays as it was: `next` is returned to service once it answers
+    std::string line;      // the log's line: "small -> big: <what xpart reshape printed>"
+};
+
+// `xpart reshape --slurm-node TARGET`: whether it reshaped, and what it printed.
+struct ReshapeAttempt {
+    bool done = false;
+    std::string output;
+};
+using Reshape = std::function<ReshapeAttempt(const std::string& target)>;
+
+// A request no job waits for any more is withdrawn (an unreadable answer is no "no": the
+// reshape goes on, and the registration tells); else the host is reshaped, and a reshape that
+// fails keeps it as `request.active`, the target powered down with the reshape's first line.
+RebootPlan plan_reboot(SlurmClient& slurm, const Request& request, const Reshape& reshape);
+
+// How the RebootProgram's detached part reaches the slurmd that ran it and starts the next.
+struct RebootFinish {
+    std::function<bool()> slurmd_running;  // that very slurmd (pid and start time) still runs
+    std::function<void()> signal_slurmd;   // SIGTERM to it, and to nothing else
+    std::function<Status(const std::string& node)> start_slurmd;
+    std::function<void(const std::string& line)> log;
+    std::chrono::seconds resignal_every{10};
+    std::chrono::seconds resume_within{60};
+};
+
+// Once slurmd has exited (Slurm 22.05's slurmd can miss its own shutdown signal, sent while
+// its message thread is between its shutdown check and accept(): it is sent again every
+// `resignal_every`), slurmd starts as `plan.next` and `plan.down` is powered down; a refused
+// plan's `next` (Slurm sets it DOWN at registration, as the reboot asked nextstate=DOWN) is
+// resumed once it answers, polled with next_pause's backoff for `resume_within` at most.
+void finish_reboot(SlurmClient& slurm, const RebootPlan& plan, const RebootFinish& how, const Pacing& pacing);
+
+}  // namespace xpart::reshape_request

@@ -1,0 +1,147 @@
+// The RebootProgram's decisions against a recorded cluster: withdrawn, reshaped or refused,
+// and what its detached part tells slurmctld once the slurmd that ran it has gone.
+#include <gtest/gtest.h>
+
+#include "reshape_request/reboot_program.hpp"
+#include "tests/case_name.hpp"
+#include "tests/reshape_request/fake_slurm.hpp"
+
+namespace xpart::reshape_request {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct PlanCase {
+    const char* name;
+    std::vector<std::string> waiting;  // jobs CONFIGURING on the target; {"?"}: squeue fails
+    ReshapeAttempt reshape;
+    bool reshape_runs;
+    RebootPlan want;
+};
+
+class Plan : public ::testing::TestWithParam<PlanCase> {};
+
+TEST_P(Plan, Decides) {
+    const auto& c = GetParam();
+    FakeSlurm slurm;
+    if (c.waiting == std::vector<std::string>{"?"}) slurm.jobs_unreadable = true;
+    else slurm.configuring["big"] = c.waiting;
+    std::vector<std::string> reshaped;
+    const RebootPlan got = plan_reboot(slurm, {"small", "big"}, [&](const std::string& target) {
+        reshaped.push_back(target);
+        return c.reshape;
+    });
+    EXPECT_EQ(reshaped, c.reshape_runs ? std::vector<std::string>{"big"} : std::vector<std::string>{});
+    EXPECT_EQ(got.next, c.want.next);
+    EXPECT_EQ(got.down, c.want.down);
+    EXPECT_EQ(got.reason, c.want.reason);
+    EXPECT_EQ(got.refused, c.want.refused);
+    EXPECT_EQ(got.line, c.want.line);
+    EXPECT_TRUE(slurm.told.empty());  // the plan tells slurmctld nothing
+}
+
+const std::string kLong(250, 'x');
+const PlanCase kPlans[] = {
+    {"no job waits any more", {}, {true, "reshaped"}, false,
+     {"small", "big", "xpart-reshape withdrawn: no job waits for big", true,
+      "small -> big withdrawn: no job waits for big"}},
+    {"a job waits and the reshape is made", {"42"}, {true, "GPU 0: 7x1g.10gb -> 2x3g.40gb reshaped in 1.20 s\nGPU 1: ok\n"},
+     true,
+     {"big", "small", "xpart-reshape: host is big now", false,
+      "small -> big: GPU 0: 7x1g.10gb -> 2x3g.40gb reshaped in 1.20 s GPU 1: ok"}},
+    {"the reshape is refused", {"42"}, {false, "xpart reshape: GPU 0: 1 process runs on it\nmore\n"}, true,
+     {"small", "big", "xpart-reshape refused: xpart reshape: GPU 0: 1 process runs on it", true,
+      "small -> big refused: xpart reshape: GPU 0: 1 process runs on it"}},
+    {"a refusal's reason is its first 200 characters", {"42"}, {false, kLong}, true,
+     {"small", "big", "xpart-reshape refused: " + kLong.substr(0, 200), true,
+      "small -> big refused: " + kLong.substr(0, 200)}},
+    {"an unanswered question is no withdrawal", {"?"}, {true, "done"}, true,
+     {"big", "small", "xpart-reshape: host is big now", false, "small -> big: done"}},
+};
+INSTANTIATE_TEST_SUITE_P(Reboots, Plan, ::testing::ValuesIn(kPlans), testing::SentenceCaseName{});
+
+// The detached part: a slurmd that runs until `slurmd_until`, what was started and logged.
+struct Finisher {
+    FakeSlurm slurm;
+    FakeTime time;
+    std::chrono::milliseconds slurmd_until{0};
+    int signals = 0;
+    std::vector<std::string> started, logged;
+    Status start = ok_status();
+
+    void run(const RebootPlan& plan) {
+        RebootFinish how;
+        how.slurmd_running = [&] { return time.t - std::chrono::steady_clock::time_point{} < slurmd_until; };
+        how.signal_slurmd = [&] { ++signals; };
+        how.start_slurmd = [&](const std::string& node) {
+            started.push_back(node);
+            return start;
+        };
+        how.log = [&](const std::string& line) { logged.push_back(line); };
+        finish_reboot(slurm, plan, how, time.pacing());
+    }
+};
+
+const RebootPlan kReshaped{"big", "small", "xpart-reshape: host is big now", false, ""};
+const RebootPlan kRefused{"small", "big", "xpart-reshape refused: no", true, ""};
+
+TEST(Finish, StartsTheSiblingOnceSlurmdHasGoneAndPowersTheOldNameDown) {
+    Finisher f;
+    f.slurmd_until = 350ms;
+    f.run(kReshaped);
+    EXPECT_EQ(f.started, std::vector<std::string>{"big"});
+    EXPECT_EQ(f.slurm.told,
+              std::vector<std::string>{"update nodename=small state=POWER_DOWN_FORCE reason=xpart-reshape: host is big now"});
+    EXPECT_EQ(f.signals, 0);
+    EXPECT_TRUE(f.logged.empty());
+    EXPECT_EQ(f.slurm.node_rpcs, 0);  // a reshaped host is not resumed: the sibling registers
+}
+
+TEST(Finish, SignalsASlurmdThatMissedItsShutdownEveryTenSeconds) {
+    Finisher f;
+    f.slurmd_until = 25s;
+    f.run(kReshaped);
+    EXPECT_EQ(f.signals, 2);
+    EXPECT_EQ(f.logged, (std::vector<std::string>{"slurmd still runs 10 s after its reboot: SIGTERM again",
+                                                  "slurmd still runs 20 s after its reboot: SIGTERM again"}));
+    EXPECT_EQ(f.started, std::vector<std::string>{"big"});
+}
+
+TEST(Finish, ARefusedHostIsResumedOnceItAnswers) {
+    Finisher f;
+    f.slurm.cluster_at = [](int rpc) {
+        return "NodeName=small AvailableFeatures=xpart_host_h NodeHostName=h State=" +
+               std::string(rpc < 3 ? "DOWN+NOT_RESPONDING" : "IDLE") + "\n";
+    };
+    f.run(kRefused);
+    EXPECT_EQ(f.started, std::vector<std::string>{"small"});
+    EXPECT_EQ(f.slurm.told, (std::vector<std::string>{
+                                "update nodename=big state=POWER_DOWN_FORCE reason=xpart-reshape refused: no",
+                                "update nodename=small state=RESUME"}));
+    EXPECT_EQ(f.slurm.node_rpcs, 3);
+    EXPECT_EQ(f.time.slept.size(), 2u);
+}
+
+TEST(Finish, AHostThatNeverAnswersIsResumedAfterAMinuteWithFewRpcs) {
+    Finisher f;
+    f.slurm.cluster = "NodeName=small AvailableFeatures=xpart_host_h NodeHostName=h State=DOWN+REBOOT_ISSUED\n";
+    f.run(kRefused);
+    EXPECT_EQ(f.slurm.told.back(), "update nodename=small state=RESUME");
+    EXPECT_LE(f.time.t - std::chrono::steady_clock::time_point{}, 60s);
+    EXPECT_GE(f.time.t - std::chrono::steady_clock::time_point{}, 55s);
+    EXPECT_LE(f.slurm.node_rpcs, 40);  // the bash loop's was 600
+}
+
+TEST(Finish, FailuresAreLoggedAndTheRestStillHappens) {
+    Finisher f;
+    f.start = Error{"exit status 1"};
+    f.slurm.refuse = {"update"};
+    f.run(kReshaped);
+    EXPECT_EQ(f.logged, (std::vector<std::string>{
+                            "starting slurmd as big failed: exit status 1",
+                            "powering small down failed: scontrol update: REBOOT on node in progress"}));
+    EXPECT_EQ(f.slurm.told.size(), 1u);
+}
+
+}  // namespace
+}  // namespace xpart::reshape_request
