@@ -65,7 +65,11 @@ void finish_reboot(SlurmClient& slurm, const RebootPlan& plan, const RebootFinis
     const auto deadline = pacing.now() + how.resume_within;
     for (milliseconds pause{0};;) {
         auto node = slurm.nodes(plan.next);
-        if (node && node->size() == 1 && answers(node->front())) break;
+        if (node && node->size() == 1 && answers(node->front())) {
+            // Registered in service already (Slurm did not hold it DOWN): RESUME would be refused.
+            if (!node->front().has("DOWN") && !node->front().has("DRAIN")) return;
+            break;
+        }
         pause = next_pause(pause);
         if (pacing.now() + pause > deadline) break;  // resumed anyway: Slurm says why if it cannot
         pacing.sleep(pause);

@@ -49,7 +49,8 @@ struct RebootFinish {
 // its message thread is between its shutdown check and accept(): it is sent again every
 // `resignal_every`), slurmd starts as `plan.next` and `plan.down` is powered down; a refused
 // plan's `next` (Slurm sets it DOWN at registration, as the reboot asked nextstate=DOWN) is
-// resumed once it answers, polled with next_pause's backoff for `resume_within` at most.
+// resumed once it answers, polled with next_pause's backoff for `resume_within` at most;
+// one that registered neither DOWN nor DRAIN is in service already and left as it is.
 void finish_reboot(SlurmClient& slurm, const RebootPlan& plan, const RebootFinish& how, const Pacing& pacing);
 
 }  // namespace xpart::reshape_request

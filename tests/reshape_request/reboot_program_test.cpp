@@ -111,7 +111,7 @@ TEST(Finish, ARefusedHostIsResumedOnceItAnswers) {
     Finisher f;
     f.slurm.cluster_at = [](int rpc) {
         return "NodeName=small AvailableFeatures=xpart_host_h NodeHostName=h State=" +
-               std::string(rpc < 3 ? "DOWN+NOT_RESPONDING" : "IDLE") + "\n";
+               std::string(rpc < 3 ? "DOWN+NOT_RESPONDING" : "DOWN") + "\n";
     };
     f.run(kRefused);
     EXPECT_EQ(f.started, std::vector<std::string>{"small"});
@@ -120,6 +120,19 @@ TEST(Finish, ARefusedHostIsResumedOnceItAnswers) {
                                 "update nodename=small state=RESUME"}));
     EXPECT_EQ(f.slurm.node_rpcs, 3);
     EXPECT_EQ(f.time.slept.size(), 2u);
+}
+
+TEST(Finish, ARefusedHostBackInServiceAlreadyIsLeftAsItIs) {
+    for (const char* state : {"IDLE", "MIXED", "DOWN", "IDLE+DRAIN"}) {
+        Finisher f;
+        f.slurm.cluster = "NodeName=small AvailableFeatures=xpart_host_h NodeHostName=h State=" + std::string(state) + "\n";
+        f.run(kRefused);
+        const bool resumed = f.slurm.told.back() == "update nodename=small state=RESUME";
+        EXPECT_EQ(resumed, std::string(state).find("DOWN") != std::string::npos ||
+                               std::string(state).find("DRAIN") != std::string::npos)
+            << state;
+        EXPECT_EQ(f.slurm.node_rpcs, 1) << state;
+    }
 }
 
 TEST(Finish, AHostThatNeverAnswersIsResumedAfterAMinuteWithFewRpcs) {
