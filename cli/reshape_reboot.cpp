@@ -41,9 +41,11 @@ public:
         std::tm local{};
         if (localtime_r(&now, &local)) std::strftime(when, sizeof when, "%F %T", &local);
         const std::string text = std::string(when) + " xpart-reboot: " + line + "\n";
-        const int fd = open(file_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        // Root appends: no link followed, no FIFO waited on, nothing but a plain file written.
+        const int fd = open(file_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
         if (fd < 0) return;
-        (void)!write(fd, text.data(), text.size());
+        struct stat st {};
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) (void)!write(fd, text.data(), text.size());
         close(fd);
     }
 
