@@ -29,13 +29,6 @@ std::string unescape(const std::string& s) {
     return out;
 }
 
-std::vector<std::string> words(const std::string& line) {
-    std::vector<std::string> out;
-    for (auto& w : split(line, ' '))
-        if (!w.empty()) out.push_back(w);
-    return out;
-}
-
 bool has_option(const std::string& options, const char* name) {
     for (const auto& o : split(options, ','))
         if (o == name) return true;
@@ -124,7 +117,7 @@ Result<CgroupLayout> parse_cgroup_layout(const std::string& mountinfo, const std
     for (const auto& line : split(mountinfo, '\n')) {
         ++lineno;
         if (trim(line).empty()) continue;
-        auto w = words(line);
+        auto w = split_words(line);
         // id parent maj:min root mountpoint options [optional...] - fstype source superoptions
         std::size_t dash = 6;
         while (dash < w.size() && w[dash] != "-") ++dash;

@@ -11,13 +11,13 @@
 #include <ctime>
 #include <iostream>
 #include <optional>
-#include <sstream>
 
 #include "cli/command.hpp"
 #include "cli/exit_status.hpp"
 #include "libxpart/env_map.hpp"
 #include "libxpart/proc_stat.hpp"
 #include "libxpart/slurm_text/slurmd_node_name.hpp"
+#include "libxpart/text.hpp"
 #include "process/process_identity.hpp"
 #include "process/spawn.hpp"
 #include "reshape_request/reboot_program.hpp"
@@ -52,13 +52,6 @@ public:
 private:
     std::string file_;
 };
-
-std::vector<std::string> words(const std::string& text) {
-    std::istringstream in(text);
-    std::vector<std::string> out;
-    for (std::string w; in >> w;) out.push_back(w);
-    return out;
-}
 
 // The slurmd that runs this RebootProgram: the parent, or the parent's parent when slurmd
 // ran it through `sh -c`. Ancestors only: nothing a user can plant.
@@ -113,7 +106,7 @@ int run_reshape_reboot(const RebootArgs& args) {
     else
         log("cannot read the cluster's nodes: " + cluster.error().message);
     if (!request) {
-        std::vector<std::string> argv = words(args.fallback);
+        std::vector<std::string> argv = split_words(args.fallback);
         if (argv.empty()) {
             log("no node of this host waits for an xpart reshape, and XPART_REBOOT_FALLBACK is not set: nothing done");
             return kExitError;
@@ -129,7 +122,7 @@ int run_reshape_reboot(const RebootArgs& args) {
     const std::string self = own_program();
     auto reshape = [&](const std::string& target) {
         std::vector<std::string> argv{self, "reshape", "--slurm-node", target};
-        for (auto& w : words(args.reshape_args)) argv.push_back(w);
+        for (auto& w : split_words(args.reshape_args)) argv.push_back(w);
         // No reshape takes this long; one that hangs must not keep the host from coming back.
         auto run = process::run_with_input(argv, env, "", std::chrono::minutes(30));
         if (!run) return reshape_request::ReshapeAttempt{false, run.error().message};
@@ -156,8 +149,8 @@ int run_reshape_reboot(const RebootArgs& args) {
         if (slurmd) (void)process::signal_if_same(*slurmd, SIGTERM);
     };
     how.start_slurmd = [&](const std::string& node) -> Status {
-        std::vector<std::string> argv = words(args.slurmd_start);
-        if (argv.empty()) argv = words(RebootArgs().slurmd_start);  // set, but to nothing
+        std::vector<std::string> argv = split_words(args.slurmd_start);
+        if (argv.empty()) argv = split_words(RebootArgs().slurmd_start);  // set, but to nothing
         argv.push_back(node);
         // Its output to /dev/null, and waited for as a child: `slurmd -b` daemonizes, and the
         // daemon must hold no pipe of ours.

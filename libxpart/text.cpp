@@ -7,6 +7,17 @@
 
 namespace xpart {
 
+std::vector<std::string> split_words(std::string_view s) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while ((start = s.find_first_not_of(" \t\n\r\v\f", start)) != std::string_view::npos) {
+        std::size_t end = s.find_first_of(" \t\n\r\v\f", start);
+        out.emplace_back(s.substr(start, end == std::string_view::npos ? end : end - start));
+        start = end;
+    }
+    return out;
+}
+
 namespace {
 std::string_view trim_view(std::string_view s) {
     std::size_t b = 0, e = s.size();

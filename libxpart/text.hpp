@@ -21,6 +21,7 @@ std::string trim(std::string_view s);
 std::string to_lower(std::string_view s);
 std::string to_upper(std::string_view s);
 std::vector<std::string> split(std::string_view s, char sep);  // keeps empty fields
+std::vector<std::string> split_words(std::string_view s);     // on any run of blanks and newlines
 
 // "Key: \t value" lines (NVIDIA procfs): split on the first ':' and trim; blank lines skipped.
 // A non-blank line without ':' is an error naming the file and line.

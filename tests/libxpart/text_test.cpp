@@ -87,5 +87,13 @@ TEST(SpaceLines, KfdProperties) {
     EXPECT_FALSE(parse_space_lines("lonely\n", "props").ok());
 }
 
+TEST(SplitWords, AnyRunOfBlanksSeparatesNothingEmptyKept) {
+    using V = std::vector<std::string>;
+    EXPECT_EQ(split_words(""), V{});
+    EXPECT_EQ(split_words(" \t\n "), V{});
+    EXPECT_EQ(split_words("36 25 0:30 / /sys/fs/cgroup rw"), (V{"36", "25", "0:30", "/", "/sys/fs/cgroup", "rw"}));
+    EXPECT_EQ(split_words("  systemctl\tstart  slurmd\n"), (V{"systemctl", "start", "slurmd"}));
+}
+
 }  // namespace
 }  // namespace xpart
