@@ -6,7 +6,10 @@
 // peer. ReclaimStep: what slurmstepd's take-back of a Slurm step's v1 directories costs per
 // step (cgroup/slurm_step_reclaim.hpp: one call per task, each taking back the task directory
 // made since) for 1, 8 and 64 tasks, on every v1 hierarchy the host mounts; its baseline is
-// the step launch itself (tests/bench/spank_step_bench's plain row). Needs root.
+// the step launch itself (tests/bench/spank_step_bench's plain row). AllowedIn: what
+// --xpart-confine's question to Slurm's task cgroup costs per task (cgroup/allowed_in.hpp: a
+// child forked, moved into the cgroup, opening each file), for 6 and 57 files (a MIG step's
+// two partitions; every file of the simulated H100 node). Needs root.
 #include <benchmark/benchmark.h>
 #include <bpf/bpf.h>
 #include <fcntl.h>
@@ -17,6 +20,7 @@
 
 #include <string>
 
+#include "cgroup/allowed_in.hpp"
 #include "cgroup/bpf_device_filter.hpp"
 #include "cgroup/device_cgroup.hpp"
 #include "cgroup/layout.hpp"
@@ -107,6 +111,41 @@ BENCHMARK_CAPTURE(BM_Apply, v2, Hierarchy::V2)
 BENCHMARK_CAPTURE(BM_Apply, v2_over_slurm, Hierarchy::V2, true)
     ->Arg(1)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond)->UseRealTime()->Repetitions(9)
     ->ReportAggregatesOnly(true);
+
+void BM_AllowedIn(benchmark::State& state, Hierarchy h) {
+    auto layout = detect_cgroup_layout(RootFs("/"));
+    if (!layout || !layout->has(h)) {
+        state.SkipWithError("hierarchy not mounted");
+        return;
+    }
+    auto cg = DeviceCgroup::create(h, layout->own(h), "xpart_bench_probe_" + std::to_string(::getpid()) + "_" + to_string(h));
+    if (!cg) {
+        state.SkipWithError(cg.error().message.c_str());
+        return;
+    }
+    // Character devices every host has, one denied by the rules: the answers must differ.
+    const char* files[] = {"/dev/null", "/dev/zero", "/dev/full"};
+    std::vector<std::string> paths;
+    for (long i = 0; i < state.range(0); ++i) paths.push_back(files[i % 3]);
+    DeviceRuleSet rules;
+    for (unsigned minor : {3u, 5u}) rules.add_allow({DeviceType::Char, 1u, minor, kAccessRead | kAccessWrite});
+    Status ok = cg->apply(rules);
+    for (auto _ : state) {
+        if (!ok) break;
+        auto answers = allowed_in(*cg, paths);
+        if (!answers || (*answers)[2] || !(*answers)[0]) {
+            state.SkipWithError(answers ? "wrong answers" : answers.error().message.c_str());
+            break;
+        }
+    }
+    if (!ok) state.SkipWithError(ok.error().message.c_str());
+    for (int attempt = 0; attempt < 100 && !cg->remove().ok(); ++attempt) ::usleep(5000);
+}
+
+BENCHMARK_CAPTURE(BM_AllowedIn, v1, Hierarchy::V1)
+    ->Arg(6)->Arg(57)->Unit(benchmark::kMicrosecond)->UseRealTime()->Repetitions(9)->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(BM_AllowedIn, v2, Hierarchy::V2)
+    ->Arg(6)->Arg(57)->Unit(benchmark::kMicrosecond)->UseRealTime()->Repetitions(9)->ReportAggregatesOnly(true);
 
 // A step of `tasks` tasks laid out as Slurm's cgroup/v1 does (step and task directories the
 // user's) on every v1 hierarchy, the reclaimer run once per task as slurmstepd does.
