@@ -41,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "libxpart/text.hpp"
 #include "reshape_request/requests.hpp"
 
 namespace {
@@ -150,13 +151,11 @@ struct Figures {
     int jobs = 0, unstarted = 0, given_sibling = 0, over_resume_timeout = 0, queued = 0, requeued = 0;
 };
 
-std::vector<std::string> split_list(const std::string& list) {
+// A node list as the hooks pass it ("a,b"); "" names every node.
+std::vector<std::string> node_names(const std::string& list) {
     std::vector<std::string> names;
-    for (std::size_t at = 0; at <= list.size();) {
-        const auto comma = std::min(list.find(',', at), list.size());
-        if (comma > at) names.push_back(list.substr(at, comma - at));
-        at = comma + 1;
-    }
+    for (auto& name : xpart::split(list, ','))
+        if (!name.empty()) names.push_back(std::move(name));
     return names;
 }
 
@@ -179,7 +178,7 @@ public:
     Result<std::vector<SlurmNode>> nodes(const std::string& nodelist) override;
     Result<std::vector<std::string>> configuring_jobs(const std::string& node) override;
     Result<std::string> job_state(const std::string& job) override;
-    Result<std::vector<std::string>> hostnames(const std::string& nodelist) override { return split_list(nodelist); }
+    Result<std::vector<std::string>> hostnames(const std::string& nodelist) override { return node_names(nodelist); }
     Status scontrol(const std::vector<std::string>& args) override;
 
 private:
@@ -438,7 +437,7 @@ SlurmNode TraceSim::node_of(const Host& host, const Sibling& s) const {
 }
 
 Result<std::vector<SlurmNode>> TraceSim::nodes(const std::string& nodelist) {
-    const auto names = split_list(nodelist);
+    const auto names = node_names(nodelist);
     std::vector<SlurmNode> out;
     for (const auto& host : hosts_)
         for (const auto& s : host.siblings)
