@@ -126,6 +126,11 @@ int run_reshape_reboot(const RebootArgs& args) {
         // No reshape takes this long; one that hangs must not keep the host from coming back.
         auto run = process::run_with_input(argv, env, "", std::chrono::minutes(30));
         if (!run) return reshape_request::ReshapeAttempt{false, run.error().message};
+        // Killed halfway: the reason says so (what it printed may be nothing).
+        if (run->exit_status > 128)
+            return reshape_request::ReshapeAttempt{
+                false, "xpart reshape --slurm-node " + target + ": killed by signal " +
+                           std::to_string(run->exit_status - 128) + "\n" + run->output};
         return reshape_request::ReshapeAttempt{run->exit_status == 0, run->output};
     };
     const reshape_request::RebootPlan plan = reshape_request::plan_reboot(*slurm, *request, reshape);
@@ -147,6 +152,11 @@ int run_reshape_reboot(const RebootArgs& args) {
     how.slurmd_running = [&] { return slurmd && process::still_running(*slurmd); };
     how.signal_slurmd = [&] {
         if (slurmd) (void)process::signal_if_same(*slurmd, SIGTERM);
+    };
+    how.make_geometry = [&](const std::string& node) -> Status {
+        const auto made = reshape(node);
+        if (made.done) return ok_status();
+        return Error{made.output.empty() ? std::string("xpart reshape --slurm-node ") + node + " failed" : made.output};
     };
     how.start_slurmd = [&](const std::string& node) -> Status {
         std::vector<std::string> argv = split_words(args.slurmd_start);

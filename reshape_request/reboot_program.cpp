@@ -56,12 +56,20 @@ void finish_reboot(SlurmClient& slurm, const RebootPlan& plan, const RebootFinis
             since_signal = pacing.now();
         }
     }
-    if (Status started = how.start_slurmd(plan.next); !started)
+    const Status made = how.make_geometry(plan.next);
+    if (!made) {
+        const std::string reason =
+            "xpart-reshape: " + plan.next + "'s geometry not made: " + first_line(made.error().message, 200);
+        how.log(reason + ": slurmd not started, " + plan.next + " set DOWN");
+        if (Status st = slurm.scontrol({"update", "nodename=" + plan.next, "state=DOWN", "reason=" + reason}); !st)
+            how.log("setting " + plan.next + " DOWN failed: " + st.error().message);
+    } else if (Status started = how.start_slurmd(plan.next); !started) {
         how.log("starting slurmd as " + plan.next + " failed: " + started.error().message);
+    }
     if (Status st = slurm.scontrol({"update", "nodename=" + plan.down, "state=POWER_DOWN_FORCE", "reason=" + plan.reason});
         !st)
         how.log("powering " + plan.down + " down failed: " + st.error().message);
-    if (!plan.refused) return;
+    if (!made || !plan.refused) return;
     const auto deadline = pacing.now() + how.resume_within;
     for (milliseconds pause{0};;) {
         auto node = slurm.nodes(plan.next);

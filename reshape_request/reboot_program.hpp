@@ -39,6 +39,9 @@ RebootPlan plan_reboot(SlurmClient& slurm, const Request& request, const Reshape
 struct RebootFinish {
     std::function<bool()> slurmd_running;  // that very slurmd (pid and start time) still runs
     std::function<void()> signal_slurmd;   // SIGTERM to it, and to nothing else
+    // Makes (or finds) the GPU geometry of a NodeName (`xpart reshape --slurm-node`); Error: its
+    // first line.
+    std::function<Status(const std::string& node)> make_geometry;
     std::function<Status(const std::string& node)> start_slurmd;
     std::function<void(const std::string& line)> log;
     std::chrono::seconds resignal_every{10};
@@ -47,7 +50,10 @@ struct RebootFinish {
 
 // Once slurmd has exited (Slurm 22.05's slurmd can miss its own shutdown signal, sent while
 // its message thread is between its shutdown check and accept(): it is sent again every
-// `resignal_every`), slurmd starts as `plan.next` and `plan.down` is powered down; a refused
+// `resignal_every`), `plan.next`'s geometry is made whole (a reshape killed or failed halfway
+// leaves a GPU half-made: slurmd must not register it), then slurmd starts as `plan.next` and
+// `plan.down` is powered down. A geometry that cannot be made starts no slurmd: `plan.next` is
+// set DOWN with a reason naming what failed, and stays so for the admin. A refused
 // plan's `next` (Slurm sets it DOWN at registration, as the reboot asked nextstate=DOWN) is
 // resumed once it answers, polled with next_pause's backoff for `resume_within` at most;
 // one that registered neither DOWN nor DRAIN is in service already and left as it is.

@@ -37,7 +37,11 @@ struct NvmlFaultKey {
     unsigned nth = 0;  // 0: every call
 };
 Result<NvmlFaultKey> parse_nvml_fault(const std::string& key);
-// "nvmlInit_v2=999,nvmlDeviceGetUUID@2=3" -> {key: code}. Error names the bad item.
+// The code "kill": the process is killed (SIGKILL) as it makes that call, before the call
+// does anything; what the calls before it did stays (a reshape cut off halfway).
+inline constexpr int kNvmlFaultKill = -9;
+// "nvmlInit_v2=999,nvmlDeviceGetUUID@2=3,nvmlGpuInstanceDestroy#2=kill" -> {key: code}. Error
+// names the bad item.
 Result<std::map<std::string, int>> parse_nvml_fault_list(const std::string& text);
 
 }  // namespace xpart::sim

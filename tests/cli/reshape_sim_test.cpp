@@ -230,6 +230,59 @@ INSTANTIATE_TEST_SUITE_P(
         CallFault{"nvmlDeviceGetGpuInstances#22=999", "reshape",
                   "failed: nvmlDeviceGetGpuInstances(gpu 0): NVML_ERROR_UNKNOWN (999)", true}));
 
+// A reshape killed at each step (SIGKILL as it makes that NVML call: nothing of it puts
+// anything back) leaves the GPU half-made, neither geometry; the next `xpart reshape` makes it
+// whole, to the old geometry (what the RebootProgram does before slurmd starts as the sibling
+// that stays) or to the target (the sibling that comes).
+struct KillPoint {
+    const char* fault;
+    const char* step;
+    std::size_t partitions_left;  // what discovery shows of the half-made GPU
+};
+
+class ReshapeKilled : public ReshapeSim, public ::testing::WithParamInterface<KillPoint> {};
+
+TEST_P(ReshapeKilled, HalfMadeThenWholeAgainEitherWay) {
+    for (const bool back : {true, false}) {
+        build("h100-80gb");
+        const json before = discover();
+        ::setenv("XPART_SIM_NVML_FAULTS", GetParam().fault, 1);
+        auto r = xpart({"reshape", "7x1g.10gb"});
+        ::unsetenv("XPART_SIM_NVML_FAULTS");
+        EXPECT_EQ(r.exit_code, -1) << GetParam().step << " did not kill it: " << r.out << r.err;
+        const auto half = xpart({"discover", "--json"});
+        if (GetParam().partitions_left == 0) {
+            // No instance left: discovery registers the GPU not at all (exit 4, one line).
+            EXPECT_EQ(half.exit_code, 4) << GetParam().step;
+            EXPECT_NE(half.err.find("MIG mode is on but no MIG device exists; not registered"), std::string::npos)
+                << half.err;
+        } else {
+            ASSERT_EQ(half.exit_code, 0) << GetParam().step << ": " << half.err;
+            const auto left = types(json::parse(half.out));
+            EXPECT_EQ(left.size(), GetParam().partitions_left) << GetParam().step;
+            EXPECT_NE(left, types(before)) << GetParam().step;
+            EXPECT_NE(left, std::vector<std::string>(7, "1g.10gb")) << GetParam().step;
+        }
+        r = xpart({"reshape", back ? "3g.40gb+2x1g.10gb" : "7x1g.10gb"});
+        ASSERT_EQ(r.exit_code, 0) << GetParam().step << ": " << r.err;
+        EXPECT_EQ(types(discover()), back ? (std::vector<std::string>{"1g.10gb", "1g.10gb", "3g.40gb"})
+                                          : std::vector<std::string>(7, "1g.10gb"))
+            << GetParam().step;
+        expect_files_exist(discover());
+    }
+}
+
+// h100-80gb starts as 3g.40gb (three compute instances) + 2 x 1g.10gb: 5 partitions.
+INSTANTIATE_TEST_SUITE_P(
+    H100, ReshapeKilled,
+    ::testing::Values(KillPoint{"nvmlComputeInstanceDestroy#2=kill", "between compute instance destroys", 4},
+                      KillPoint{"nvmlGpuInstanceDestroy#1=kill", "its compute instances gone, the GPU instance not", 2},
+                      KillPoint{"nvmlGpuInstanceDestroy#3=kill", "between GPU instance destroys", 0},
+                      KillPoint{"nvmlDeviceCreateGpuInstanceWithPlacement#1=kill", "after the destroy", 0},
+                      KillPoint{"nvmlDeviceCreateGpuInstanceWithPlacement#4=kill", "between creates", 3},
+                      KillPoint{"nvmlGpuInstanceCreateComputeInstance#3=kill",
+                                "a GPU instance made, its compute instance not", 2}));
+
 TEST(ReshapeFaults, EveryMigCallHasACase) {
     std::set<std::string> covered;
     for (const char* f : {"nvmlDeviceGetGpuInstanceProfileInfoV", "nvmlDeviceGetGpuInstancePossiblePlacements_v2",

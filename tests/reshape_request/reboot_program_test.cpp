@@ -66,13 +66,19 @@ struct Finisher {
     FakeTime time;
     std::chrono::milliseconds slurmd_until{0};
     int signals = 0;
-    std::vector<std::string> started, logged;
+    std::vector<std::string> started, logged, made;
     Status start = ok_status();
+    Status geometry = ok_status();
 
     void run(const RebootPlan& plan) {
         RebootFinish how;
         how.slurmd_running = [&] { return time.t - std::chrono::steady_clock::time_point{} < slurmd_until; };
         how.signal_slurmd = [&] { ++signals; };
+        how.make_geometry = [&](const std::string& node) {
+            EXPECT_TRUE(started.empty()) << "slurmd started before its geometry was made";
+            made.push_back(node);
+            return geometry;
+        };
         how.start_slurmd = [&](const std::string& node) {
             started.push_back(node);
             return start;
@@ -89,6 +95,7 @@ TEST(Finish, StartsTheSiblingOnceSlurmdHasGoneAndPowersTheOldNameDown) {
     Finisher f;
     f.slurmd_until = 350ms;
     f.run(kReshaped);
+    EXPECT_EQ(f.made, std::vector<std::string>{"big"});
     EXPECT_EQ(f.started, std::vector<std::string>{"big"});
     EXPECT_EQ(f.slurm.told,
               std::vector<std::string>{"update nodename=small state=POWER_DOWN_FORCE reason=xpart-reshape: host is big now"});
@@ -114,6 +121,7 @@ TEST(Finish, ARefusedHostIsResumedOnceItAnswers) {
                std::string(rpc < 3 ? "DOWN+NOT_RESPONDING" : "DOWN") + "\n";
     };
     f.run(kRefused);
+    EXPECT_EQ(f.made, std::vector<std::string>{"small"});  // a reshape killed halfway is undone
     EXPECT_EQ(f.started, std::vector<std::string>{"small"});
     EXPECT_EQ(f.slurm.told, (std::vector<std::string>{
                                 "update nodename=big state=POWER_DOWN_FORCE reason=xpart-reshape refused: no",
@@ -154,6 +162,26 @@ TEST(Finish, FailuresAreLoggedAndTheRestStillHappens) {
                             "starting slurmd as big failed: exit status 1",
                             "powering small down failed: scontrol update: REBOOT on node in progress"}));
     EXPECT_EQ(f.slurm.told.size(), 1u);
+}
+
+// A geometry that cannot be made (the put back of a killed reshape fails too): no slurmd
+// registers a half-made GPU; the node is DOWN with the line that says why, and not resumed.
+TEST(Finish, AGeometryNotMadeStartsNoSlurmdAndSetsTheNodeDown) {
+    for (const RebootPlan& plan : {kReshaped, kRefused}) {
+        Finisher f;
+        f.slurm.cluster = "NodeName=small AvailableFeatures=xpart_host_h NodeHostName=h State=DOWN\n";
+        f.geometry = Error{"xpart reshape: GPU 0: reshape to 7x1g.10gb failed: x; restoring y failed too: z\nmore"};
+        f.run(plan);
+        EXPECT_TRUE(f.started.empty()) << plan.next;
+        const std::string reason = "xpart-reshape: " + plan.next +
+                                   "'s geometry not made: xpart reshape: GPU 0: reshape to 7x1g.10gb failed: x; "
+                                   "restoring y failed too: z";
+        EXPECT_EQ(f.slurm.told, (std::vector<std::string>{
+                                    "update nodename=" + plan.next + " state=DOWN reason=" + reason,
+                                    "update nodename=" + plan.down + " state=POWER_DOWN_FORCE reason=" + plan.reason}));
+        EXPECT_EQ(f.logged, std::vector<std::string>{reason + ": slurmd not started, " + plan.next + " set DOWN"});
+        EXPECT_EQ(f.slurm.node_rpcs, 0);
+    }
 }
 
 }  // namespace
