@@ -1,7 +1,6 @@
 #include "cgroup/allowed_in.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,81 +10,63 @@
 
 #include "cgroup/unique_fd.hpp"
 #include "libxpart/device_probe.hpp"
+#include "libxpart/root_fs.hpp"
+#include "libxpart/text.hpp"
 
 namespace xpart::cgroup {
 namespace {
 
-// The child of a multithreaded parent (slurmstepd): only async-signal-safe calls, on memory
-// prepared before fork. It waits for the parent's go (sent once it is in the cgroup); EOF
-// instead means the move failed, and it probes nothing.
-[[noreturn]] void probe_child(int go, int answer, const std::vector<std::string>& paths, char* out) {
-    char c = 0;
-    ssize_t n;
-    while ((n = ::read(go, &c, 1)) < 0 && errno == EINTR) {}
-    if (n != 1) _exit(1);
-    for (std::size_t i = 0; i < paths.size(); ++i) out[i] = !device_denied(paths[i]) ? '1' : '0';
-    for (std::size_t done = 0; done < paths.size();) {
-        ssize_t w = ::write(answer, out + done, paths.size() - done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) _exit(1);
-        done += static_cast<std::size_t>(w);
+// The vfork child: the parent's memory and thread, the parent suspended until it exits. It
+// moves itself in (pid 0: the writer), answers into `out`, and exits; nothing it calls
+// allocates or takes a lock, and every signal is blocked.
+[[noreturn]] __attribute__((noinline)) void probe_from_inside(int procs, const std::vector<std::string>& paths,
+                                                               char* out, int* move_errno) {
+    if (::write(procs, "0", 1) != 1) {
+        *move_errno = errno;
+        _exit(1);
     }
+    for (std::size_t i = 0; i < paths.size(); ++i) out[i] = device_denied(paths[i]) ? '0' : '1';
     _exit(0);
 }
 
-// Reads `want` bytes by `deadline`; false on EOF, error or time out.
-bool read_all(int fd, std::string& out, std::size_t want, std::chrono::steady_clock::time_point deadline) {
-    char buf[256];
-    while (out.size() < want) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) return false;
-        pollfd p{fd, POLLIN, 0};
-        int r = ::poll(&p, 1, static_cast<int>(left.count()));
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return false;
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        out.append(buf, static_cast<std::size_t>(n));
-    }
-    return true;
+// A v2 cgroup frozen (cgroup.freeze, or a frozen ancestor): a process moved in would stop
+// there, and with it the vfork parent.
+bool frozen(const DeviceCgroup& cgroup) {
+    if (cgroup.hierarchy() != Hierarchy::V2) return false;
+    const RootFs live("/");
+    auto freeze = live.read(cgroup.path() + "/cgroup.freeze");
+    if (freeze && trim(*freeze) == "1") return true;
+    auto events = live.read(cgroup.path() + "/cgroup.events");
+    return events && events->find("frozen 1") != std::string::npos;
 }
 
 }  // namespace
 
-Result<std::vector<bool>> allowed_in(const DeviceCgroup& cgroup, const std::vector<std::string>& paths,
-                                      std::chrono::milliseconds limit) {
+Result<std::vector<bool>> allowed_in(const DeviceCgroup& cgroup, const std::vector<std::string>& paths) {
     if (paths.empty()) return std::vector<bool>{};
-    int go[2], answer[2];
-    if (::pipe2(go, O_CLOEXEC) != 0) return Error{std::string("probe in cgroup: pipe: ") + std::strerror(errno)};
-    UniqueFd go_read(go[0]), go_write(go[1]);
-    if (::pipe2(answer, O_CLOEXEC) != 0) return Error{std::string("probe in cgroup: pipe: ") + std::strerror(errno)};
-    UniqueFd answer_read(answer[0]), answer_write(answer[1]);
-    std::string out(paths.size(), '0');
-    const pid_t pid = ::fork();
-    if (pid < 0) return Error{std::string("probe in cgroup: fork: ") + std::strerror(errno)};
-    if (pid == 0) probe_child(go_read.get(), answer_write.get(), paths, out.data());
-    go_read.reset();
-    answer_write.reset();
-
-    Status moved = cgroup.move(pid);
-    if (moved) {
-        const char c = 'g';
-        if (::write(go_write.get(), &c, 1) != 1) moved = Error{std::string("probe in cgroup: pipe: ") + std::strerror(errno)};
-    }
-    go_write.reset();  // EOF: a child not moved in exits without probing
-    std::string got;
-    const bool answered =
-        moved && read_all(answer_read.get(), got, paths.size(), std::chrono::steady_clock::now() + limit);
-    if (!answered) ::kill(pid, SIGKILL);
+    const std::string where = "probe in cgroup " + cgroup.path() + ": ";
+    const std::string procs = cgroup.path() + "/cgroup.procs";
+    UniqueFd into(::open(procs.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!into.valid()) return Error{where + "cannot open " + procs + ": " + std::strerror(errno)};
+    if (frozen(cgroup)) return Error{where + "it is frozen (cgroup.freeze): not probed"};
+    std::string out(paths.size(), '?');
+    int move_errno = 0;
+    // No handler of the parent's may run in the child: it would run on the parent's memory.
+    sigset_t all, before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &before);
+    const pid_t pid = ::vfork();
+    if (pid == 0) probe_from_inside(into.get(), paths, out.data(), &move_errno);
+    const int vfork_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    if (pid < 0) return Error{where + "vfork: " + std::strerror(vfork_errno)};
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    if (!moved) return Error{"probe in cgroup " + cgroup.path() + ": " + moved.error().message};
-    if (!answered)
-        return Error{"probe in cgroup " + cgroup.path() + ": no answer within " + std::to_string(limit.count()) +
-                     " ms (is the cgroup frozen?)"};
+    if (move_errno != 0) return Error{where + "cannot move into it: " + std::strerror(move_errno)};
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || out.find('?') != std::string::npos)
+        return Error{where + "the probe ended without an answer (status " + std::to_string(status) + ")"};
     std::vector<bool> result(paths.size());
-    for (std::size_t i = 0; i < paths.size(); ++i) result[i] = got[i] == '1';
+    for (std::size_t i = 0; i < paths.size(); ++i) result[i] = out[i] == '1';
     return result;
 }
 

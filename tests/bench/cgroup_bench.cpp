@@ -8,7 +8,7 @@
 // made since) for 1, 8 and 64 tasks, on every v1 hierarchy the host mounts; its baseline is
 // the step launch itself (tests/bench/spank_step_bench's plain row). AllowedIn: what
 // --xpart-confine's question to Slurm's task cgroup costs per task (cgroup/allowed_in.hpp: a
-// child forked, moved into the cgroup, opening each file), for 6 and 57 files (a MIG step's
+// child vforked, moving itself into the cgroup, opening each file), for 6 and 57 files (a MIG step's
 // two partitions; every file of the simulated H100 node). Needs root.
 #include <benchmark/benchmark.h>
 #include <bpf/bpf.h>
