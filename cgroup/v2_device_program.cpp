@@ -1,6 +1,5 @@
 #include "cgroup/v2_device_program.hpp"
 
-#include <bpf/bpf.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/vfs.h>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "cgroup/bpf_device_filter.hpp"
+#include "cgroup/bpf_syscall.hpp"
 #include "cgroup/unique_fd.hpp"
 
 namespace xpart::cgroup {
@@ -39,7 +39,7 @@ struct Attached {
 Result<bpf_prog_info> prog_info(int prog_fd, const std::string& dir) {
     bpf_prog_info info{};
     __u32 len = sizeof info;
-    if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0)
+    if (bpf_program_info(prog_fd, &info, &len) != 0)
         return sys_error("cannot read device program info of", dir, errno);
     return info;
 }
@@ -48,10 +48,10 @@ Result<Attached> attached(int cgroup_fd, const std::string& dir) {
     __u32 ids[64];
     __u32 count = 64;
     Attached out;
-    if (bpf_prog_query(cgroup_fd, BPF_CGROUP_DEVICE, 0, &out.flags, ids, &count) != 0)
+    if (bpf_query_device_programs(cgroup_fd, &out.flags, ids, &count) != 0)
         return sys_error("cannot query device programs of", dir, errno);
     for (__u32 i = 0; i < count; ++i) {
-        UniqueFd fd(bpf_prog_get_fd_by_id(ids[i]));
+        UniqueFd fd(bpf_program_fd_by_id(ids[i]));
         if (!fd.valid()) {
             if (errno == ENOENT) continue;  // detached meanwhile
             return sys_error("cannot open device program id " + std::to_string(ids[i]) + " of", dir, errno);
@@ -72,7 +72,7 @@ Result<std::vector<bpf_insn>> xlated_insns(int prog_fd, const std::string& dir) 
     again.xlated_prog_len = static_cast<__u32>(insns.size() * sizeof(bpf_insn));
     again.xlated_prog_insns = reinterpret_cast<__u64>(insns.data());
     __u32 len = sizeof again;
-    if (bpf_obj_get_info_by_fd(prog_fd, &again, &len) != 0)
+    if (bpf_program_info(prog_fd, &again, &len) != 0)
         return sys_error("cannot read device program instructions of", dir, errno);
     if (again.xlated_prog_len == 0)
         return Error{"device program of " + dir + ": the kernel withholds its instructions"};
@@ -104,9 +104,8 @@ Status check_size(std::size_t instructions) {
 Result<UniqueFd> load_insns(const std::vector<bpf_insn>& insns, const char* name) {
     if (auto s = check_size(insns.size()); !s) return s.error();
     std::vector<char> log(64 * 1024);
-    LIBBPF_OPTS(bpf_prog_load_opts, opts, .log_size = static_cast<__u32>(log.size()),
-                .log_buf = log.data());
-    int fd = bpf_prog_load(BPF_PROG_TYPE_CGROUP_DEVICE, name, "GPL", insns.data(), insns.size(), &opts);
+    int fd = bpf_load_device_program(insns.data(), insns.size(), name, log.data(),
+                                     static_cast<__u32>(log.size()));
     if (fd < 0) {
         const int err = errno;
         std::string first(log.data(), strnlen(log.data(), log.size()));
@@ -139,12 +138,8 @@ Result<std::string> nearest_with_programs(const std::string& dir, Attached& foun
 }
 
 Status attach_fd(int prog_fd, int cgroup_fd, __u32 flags, int replace_fd, const std::string& dir) {
-    LIBBPF_OPTS(bpf_prog_attach_opts, opts, .flags = flags);
-    if (replace_fd >= 0) {
-        opts.flags |= BPF_F_REPLACE;
-        opts.replace_prog_fd = replace_fd;
-    }
-    if (bpf_prog_attach_opts(prog_fd, cgroup_fd, BPF_CGROUP_DEVICE, &opts) != 0)
+    if (replace_fd >= 0) flags |= BPF_F_REPLACE;
+    if (bpf_attach_device_program(prog_fd, cgroup_fd, flags, replace_fd) != 0)
         return sys_error("cannot attach device program to", dir, errno);
     return ok_status();
 }
@@ -214,7 +209,7 @@ Status V2DeviceProgram::attach(const std::string& cgroup_dir) const {
     // what the new set allows: the new program is in force, so dropping them only widens to it.
     if (flags & BPF_F_ALLOW_MULTI)
         for (std::size_t i = 1; i < here->ours.size(); ++i)
-            if (bpf_prog_detach2(here->ours[i].get(), cg->get(), BPF_CGROUP_DEVICE) != 0 && errno != ENOENT)
+            if (bpf_detach_device_program(here->ours[i].get(), cg->get()) != 0 && errno != ENOENT)
                 return sys_error("cannot detach stale device program from", cgroup_dir, errno);
     return ok_status();
 }
@@ -235,7 +230,7 @@ Status V2DeviceProgram::detach_own(const std::string& cgroup_dir) {
         }
     }
     for (const auto& fd : here->ours)
-        if (bpf_prog_detach2(fd.get(), cg->get(), BPF_CGROUP_DEVICE) != 0 && errno != ENOENT)
+        if (bpf_detach_device_program(fd.get(), cg->get()) != 0 && errno != ENOENT)
             return sys_error("cannot detach device program from", cgroup_dir, errno);
     return ok_status();
 }

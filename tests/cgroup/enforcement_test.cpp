@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cgroup/bpf_device_filter.hpp"
+#include "cgroup/bpf_syscall.hpp"
 #include "cgroup/unique_fd.hpp"
 #include "cgroup/v2_device_program.hpp"
 #include "tests/cgroup/cgroup_fixture.hpp"
@@ -443,6 +444,55 @@ TEST(EnforcementV2, ProgramsOfOthersStayAttachedAndEnforced) {
     ASSERT_EQ(ids.size(), 1u);
     EXPECT_EQ(ids[0], foreign_id);
     EXPECT_TRUE(Allowed(child, nodes.node('c', 508, 6), O_RDWR));
+}
+
+// xpart's own bpf(2) calls (cgroup/bpf_syscall.cpp) against libbpf's, which these tests use as
+// the other side: a program each loads is seen the same way by the other, and a program the
+// verifier refuses comes back as -1 with the verifier's words in the log.
+TEST(BpfSyscall, LoadsWhatLibbpfSeesAndRefusalsCarryTheVerifiersLog) {
+    const auto insns = generate_device_filter(allow({"c 508:3 rw"}));
+    char log[4096];
+    UniqueFd fd(bpf_load_device_program(insns.data(), insns.size(), "xpart_syscall", log, sizeof log));
+    ASSERT_TRUE(fd.valid()) << std::strerror(errno);
+    bpf_prog_info theirs{};
+    __u32 len = sizeof theirs;
+    ASSERT_EQ(bpf_obj_get_info_by_fd(fd.get(), &theirs, &len), 0);
+    EXPECT_STREQ(theirs.name, "xpart_syscall");
+    EXPECT_EQ(theirs.type, static_cast<__u32>(BPF_PROG_TYPE_CGROUP_DEVICE));
+    bpf_prog_info ours{};
+    __u32 our_len = sizeof ours;
+    ASSERT_EQ(bpf_program_info(fd.get(), &ours, &our_len), 0);
+    EXPECT_EQ(ours.id, theirs.id);
+    UniqueFd by_id(bpf_program_fd_by_id(theirs.id));
+    ASSERT_TRUE(by_id.valid()) << std::strerror(errno);
+
+    // r0 = *(u64 *)(r9 + 0) with r9 never set, then exit: the verifier refuses the read.
+    const bpf_insn bad[] = {
+        {BPF_LDX | BPF_MEM | BPF_DW, 0, 9, 0, 0},
+        {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+    };
+    std::memset(log, 'x', sizeof log);
+    errno = 0;
+    EXPECT_EQ(bpf_load_device_program(bad, 2, "xpart_bad", log, sizeof log), -1);
+    EXPECT_EQ(errno, EACCES) << std::strerror(errno);
+    EXPECT_NE(std::string(log, strnlen(log, sizeof log)).find("R9"), std::string::npos) << log;
+    errno = 0;
+    EXPECT_EQ(bpf_load_device_program(bad, 2, "xpart_bad", nullptr, 0), -1);
+    EXPECT_EQ(errno, EACCES);
+
+    ScopedCgroup cg(Hierarchy::V2);
+    UniqueFd cgfd(::open(cg->path().c_str(), O_RDONLY | O_DIRECTORY));
+    ASSERT_TRUE(cgfd.valid());
+    ASSERT_EQ(bpf_attach_device_program(fd.get(), cgfd.get(), BPF_F_ALLOW_MULTI, -1), 0) << std::strerror(errno);
+    EXPECT_EQ(attached_ids(cg->path()), std::vector<__u32>{theirs.id});
+    __u32 ids[4], count = 4, flags = 0;
+    ASSERT_EQ(bpf_query_device_programs(cgfd.get(), &flags, ids, &count), 0);
+    EXPECT_EQ(count, 1u);
+    EXPECT_EQ(flags, static_cast<__u32>(BPF_F_ALLOW_MULTI));
+    ASSERT_EQ(bpf_detach_device_program(fd.get(), cgfd.get()), 0) << std::strerror(errno);
+    EXPECT_TRUE(attached_ids(cg->path()).empty());
+    EXPECT_EQ(bpf_detach_device_program(fd.get(), cgfd.get()), -1);
+    EXPECT_EQ(errno, ENOENT);
 }
 
 TEST(EnforcementV2, OversizedSetIsRefusedAndThePreviousStays) {
