@@ -134,7 +134,7 @@ void add_reshape_request_command(CLI::App& app, const GlobalOptions&, Runner& ru
         "reboot", "RebootProgram (slurmd runs it as root; xpart-reboot.sh): reshape this host for the sibling a job "
                   "waits for, and once this slurmd has exited start slurmd as the NodeName the host is then "
                   "(exit 1: refused, withdrawn, or no reshape)");
-    program->add_option("--slurmd-start", reboot_args->slurmd_start, "how slurmd starts as a NodeName (it is appended)")
+    program->add_option("--slurmd-start", reboot_args->slurmd_start, "how slurmd starts as a NodeName (%n in it is the NodeName, else it is appended)")
         ->envname("XPART_SLURMD_START")
         ->capture_default_str();
     program->add_option("--fallback", reboot_args->fallback, "what a reboot that is no reshape runs (default: nothing)")

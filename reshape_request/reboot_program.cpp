@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "libxpart/text.hpp"
+
 namespace xpart::reshape_request {
 
 namespace {
@@ -84,6 +86,18 @@ void finish_reboot(SlurmClient& slurm, const RebootPlan& plan, const RebootFinis
     }
     if (Status st = slurm.scontrol({"update", "nodename=" + plan.next, "state=RESUME"}); !st)
         how.log("resuming " + plan.next + " failed: " + st.error().message);
+}
+
+std::vector<std::string> slurmd_start_command(const std::string& setting, const std::string& node) {
+    std::vector<std::string> argv = split_words(setting);
+    bool named = false;
+    for (auto& word : argv)
+        for (std::size_t at = word.find("%n"); at != std::string::npos; at = word.find("%n", at + node.size())) {
+            word.replace(at, 2, node);
+            named = true;
+        }
+    if (!named) argv.push_back(node);
+    return argv;
 }
 
 }  // namespace xpart::reshape_request

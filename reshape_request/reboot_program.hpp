@@ -8,6 +8,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "libxpart/result.hpp"
 #include "reshape_request/requests.hpp"
@@ -58,5 +59,10 @@ struct RebootFinish {
 // resumed once it answers, polled with next_pause's backoff for `resume_within` at most;
 // one that registered neither DOWN nor DRAIN is in service already and left as it is.
 void finish_reboot(SlurmClient& slurm, const RebootPlan& plan, const RebootFinish& how, const Pacing& pacing);
+
+// The command that starts slurmd as `node`, from the site's setting (XPART_SLURMD_START): its
+// words, with every `%n` in them the NodeName (`systemctl start slurmd@%n`); a setting without
+// `%n` gets the NodeName as its last word (`slurmd -b -N`, the default).
+std::vector<std::string> slurmd_start_command(const std::string& setting, const std::string& node);
 
 }  // namespace xpart::reshape_request

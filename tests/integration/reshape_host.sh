@@ -50,8 +50,10 @@ reshape_amd_host() {
   "$B/xpart-sim" build "$XP_DIR/host$tag.json" "$root" >/dev/null
   start_ready "driver$tag" "$B/xpart-sim" driver "$XP_DIR/host$tag.json" "$root"
   local XP_NODE_FEATURES="xpart_host_$XP_CLUSTER$tag"
+  # The NodeName placed by %n, as a site's `systemctl start slurmd@%n` would have it.
   cluster_node "${tag}spx" "gpu:spx:1" XPART_ROOT="$root" XPART="$B/xpart" \
-    XPART_RESHAPE_ARGS="--xpart-conf $XP_DIR/etc/xpart.conf" XPART_RESHAPE_LOG="$XP_DIR/log/reshape.log"
+    XPART_RESHAPE_ARGS="--xpart-conf $XP_DIR/etc/xpart.conf" XPART_RESHAPE_LOG="$XP_DIR/log/reshape.log" \
+    XPART_SLURMD_START="slurmd -b -N %n"
   cluster_cloud_node "${tag}cpx" "gpu:cpx:8"
   siblings_conf "$tag" spx gpu:spx:1 cpx gpu:cpx:8 cpx
 }

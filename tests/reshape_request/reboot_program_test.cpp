@@ -184,5 +184,35 @@ TEST(Finish, AGeometryNotMadeStartsNoSlurmdAndSetsTheNodeDown) {
     }
 }
 
+struct StartCase {
+    const char* name;
+    const char* setting;
+    std::vector<std::string> want;  // for the NodeName gpu1-2x3g40gb
+};
+
+const StartCase kStarts[] = {
+    {"without %n the NodeName is appended", "slurmd -b -N", {"slurmd", "-b", "-N", "gpu1-2x3g40gb"}},
+    {"a systemd instance", "systemctl start slurmd@%n", {"systemctl", "start", "slurmd@gpu1-2x3g40gb"}},
+    {"each %n, and nothing appended",
+     "systemd-run --unit=slurmd-%n --property=Delegate=yes slurmd -D -N %n",
+     {"systemd-run", "--unit=slurmd-gpu1-2x3g40gb", "--property=Delegate=yes", "slurmd", "-D", "-N", "gpu1-2x3g40gb"}},
+    {"two in one word", "%n-%n", {"gpu1-2x3g40gb-gpu1-2x3g40gb"}},
+    {"blanks and newlines between words", "  /usr/sbin/slurmd\t-b \n -N ", {"/usr/sbin/slurmd", "-b", "-N", "gpu1-2x3g40gb"}},
+    {"a lone percent is kept", "slurmd -b -N%", {"slurmd", "-b", "-N%", "gpu1-2x3g40gb"}},
+};
+
+class SlurmdStart : public ::testing::TestWithParam<StartCase> {};
+
+TEST_P(SlurmdStart, TheNodeNameGoesWhereTheSettingSays) {
+    EXPECT_EQ(slurmd_start_command(GetParam().setting, "gpu1-2x3g40gb"), GetParam().want);
+}
+
+INSTANTIATE_TEST_SUITE_P(Settings, SlurmdStart, ::testing::ValuesIn(kStarts), testing::SentenceCaseName{});
+
+// A NodeName is put in once: a `%n` it carries (slurm.conf allows it) is not expanded again.
+TEST(SlurmdStart, ANodeNameIsNotExpandedItself) {
+    EXPECT_EQ(slurmd_start_command("slurmd@%n.service", "a%nb"), std::vector<std::string>{"slurmd@a%nb.service"});
+}
+
 }  // namespace
 }  // namespace xpart::reshape_request
