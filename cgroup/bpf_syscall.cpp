@@ -11,6 +11,12 @@ namespace xpart::cgroup {
 namespace {
 
 // The whole union zeroed: the kernel refuses a nonzero byte past the fields it knows.
+bpf_attr blank_attr() {
+    bpf_attr attr;
+    std::memset(&attr, 0, sizeof attr);
+    return attr;
+}
+
 int sys_bpf(int cmd, bpf_attr& attr) {
     return static_cast<int>(::syscall(__NR_bpf, cmd, &attr, sizeof attr));
 }
@@ -18,8 +24,7 @@ int sys_bpf(int cmd, bpf_attr& attr) {
 std::uint64_t ptr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
 int load(const bpf_insn* insns, std::size_t count, const char* name, char* log, std::uint32_t log_size) {
-    bpf_attr attr;
-    std::memset(&attr, 0, sizeof attr);
+    bpf_attr attr = blank_attr();
     attr.prog_type = BPF_PROG_TYPE_CGROUP_DEVICE;
     attr.insns = ptr(insns);
     attr.insn_cnt = static_cast<std::uint32_t>(count);
@@ -54,19 +59,20 @@ int bpf_load_device_program(const bpf_insn* insns, std::size_t count, const char
 }
 
 int bpf_attach_device_program(int prog_fd, int cgroup_fd, std::uint32_t flags, int replace_fd) {
-    bpf_attr attr;
-    std::memset(&attr, 0, sizeof attr);
+    bpf_attr attr = blank_attr();
     attr.target_fd = static_cast<std::uint32_t>(cgroup_fd);
     attr.attach_bpf_fd = static_cast<std::uint32_t>(prog_fd);
     attr.attach_type = BPF_CGROUP_DEVICE;
     attr.attach_flags = flags;
-    if (replace_fd >= 0) attr.replace_bpf_fd = static_cast<std::uint32_t>(replace_fd);
+    if (replace_fd >= 0) {
+        attr.attach_flags |= BPF_F_REPLACE;
+        attr.replace_bpf_fd = static_cast<std::uint32_t>(replace_fd);
+    }
     return sys_bpf(BPF_PROG_ATTACH, attr);
 }
 
 int bpf_detach_device_program(int prog_fd, int cgroup_fd) {
-    bpf_attr attr;
-    std::memset(&attr, 0, sizeof attr);
+    bpf_attr attr = blank_attr();
     attr.target_fd = static_cast<std::uint32_t>(cgroup_fd);
     attr.attach_bpf_fd = static_cast<std::uint32_t>(prog_fd);
     attr.attach_type = BPF_CGROUP_DEVICE;
@@ -75,8 +81,7 @@ int bpf_detach_device_program(int prog_fd, int cgroup_fd) {
 
 int bpf_query_device_programs(int cgroup_fd, std::uint32_t* attach_flags, std::uint32_t* ids,
                               std::uint32_t* count) {
-    bpf_attr attr;
-    std::memset(&attr, 0, sizeof attr);
+    bpf_attr attr = blank_attr();
     attr.query.target_fd = static_cast<std::uint32_t>(cgroup_fd);
     attr.query.attach_type = BPF_CGROUP_DEVICE;
     attr.query.prog_ids = ptr(ids);
@@ -89,15 +94,13 @@ int bpf_query_device_programs(int cgroup_fd, std::uint32_t* attach_flags, std::u
 }
 
 int bpf_program_fd_by_id(std::uint32_t id) {
-    bpf_attr attr;
-    std::memset(&attr, 0, sizeof attr);
+    bpf_attr attr = blank_attr();
     attr.prog_id = id;
     return sys_bpf(BPF_PROG_GET_FD_BY_ID, attr);
 }
 
 int bpf_program_info(int prog_fd, bpf_prog_info* info, std::uint32_t* len) {
-    bpf_attr attr;
-    std::memset(&attr, 0, sizeof attr);
+    bpf_attr attr = blank_attr();
     attr.info.bpf_fd = static_cast<std::uint32_t>(prog_fd);
     attr.info.info_len = *len;
     attr.info.info = ptr(info);

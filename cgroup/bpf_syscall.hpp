@@ -16,7 +16,7 @@ namespace xpart::cgroup {
 // first refusal's.
 int bpf_load_device_program(const bpf_insn* insns, std::size_t count, const char* name, char* log,
                             std::uint32_t log_size);
-// BPF_CGROUP_DEVICE attach; replace_fd >= 0 with BPF_F_REPLACE in flags.
+// BPF_CGROUP_DEVICE attach; replace_fd >= 0: in that program's place (BPF_F_REPLACE).
 int bpf_attach_device_program(int prog_fd, int cgroup_fd, std::uint32_t flags, int replace_fd);
 int bpf_detach_device_program(int prog_fd, int cgroup_fd);
 // The ids of the device programs attached to the cgroup itself; *count in: room, out: found.

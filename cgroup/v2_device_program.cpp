@@ -138,7 +138,6 @@ Result<std::string> nearest_with_programs(const std::string& dir, Attached& foun
 }
 
 Status attach_fd(int prog_fd, int cgroup_fd, __u32 flags, int replace_fd, const std::string& dir) {
-    if (replace_fd >= 0) flags |= BPF_F_REPLACE;
     if (bpf_attach_device_program(prog_fd, cgroup_fd, flags, replace_fd) != 0)
         return sys_error("cannot attach device program to", dir, errno);
     return ok_status();

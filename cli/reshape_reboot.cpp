@@ -159,8 +159,8 @@ int run_reshape_reboot(const RebootArgs& args) {
         return Error{made.output.empty() ? std::string("xpart reshape --slurm-node ") + node + " failed" : made.output};
     };
     how.start_slurmd = [&](const std::string& node) -> Status {
-        // Set, but to nothing: the default.
-        const std::string& setting = split_words(args.slurmd_start).empty() ? RebootArgs().slurmd_start : args.slurmd_start;
+        std::string setting = args.slurmd_start;
+        if (split_words(setting).empty()) setting = RebootArgs().slurmd_start;  // set, but to nothing
         const std::vector<std::string> argv = reshape_request::slurmd_start_command(setting, node);
         // Its output to /dev/null, and waited for as a child: `slurmd -b` daemonizes, and the
         // daemon must hold no pipe of ours.
