@@ -14,10 +14,12 @@
 
 #include "cli/command.hpp"
 #include "cli/exit_status.hpp"
+#include "libxpart/defaults.hpp"
 #include "libxpart/env_map.hpp"
 #include "libxpart/proc_stat.hpp"
 #include "libxpart/slurm_text/slurmd_node_name.hpp"
 #include "libxpart/text.hpp"
+#include "mps/whole_file.hpp"
 #include "process/process_identity.hpp"
 #include "process/spawn.hpp"
 #include "reshape_request/reboot_program.hpp"
@@ -90,6 +92,41 @@ void detach() {
     setsid();
 }
 
+// The flag that makes the next unit's slurmd say it rebooted (slurmd -b): in root's own
+// runtime directory, which no user can plant or rename anything in (checked, not assumed).
+Status write_reboot_flag(const std::string& node) {
+    const std::string dir = defaults::kRunDir;
+    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return Error{dir + ": mkdir: " + std::strerror(errno)};
+    const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir_fd < 0) return Error{dir + ": " + std::strerror(errno)};
+    struct stat st {};
+    Status written = ok_status();
+    if (fstat(dir_fd, &st) != 0 || st.st_uid != 0 || (st.st_mode & 022) != 0)
+        written = Error{dir + ": not root's alone: the reboot flag is not written"};
+    else
+        written = mps::write_whole_file(dir_fd, defaults::kSlurmdRebootFlagPrefix + node, defaults::kSlurmdRebootFlag,
+                                        0644, dir + "/" + defaults::kSlurmdRebootFlagPrefix + node);
+    close(dir_fd);
+    return written;
+}
+
+// Runs each command in turn, its output to /dev/null, waited for as a child: `slurmd -b`
+// daemonizes, and the daemon must hold no pipe of ours. The first that fails ends it.
+Status run_in_turn(const std::vector<std::vector<std::string>>& commands, const EnvMap& env) {
+    for (const auto& argv : commands) {
+        auto pid = process::spawn_detached(argv, env);
+        if (!pid) return pid.error();
+        auto status = process::wait_child(*pid, std::chrono::steady_clock::now() + std::chrono::minutes(2), argv[0]);
+        if (!status) return status.error();
+        if (*status != 0) {
+            std::string line;
+            for (const auto& word : argv) line += (line.empty() ? "" : " ") + word;
+            return Error{line + ": exit status " + std::to_string(*status)};
+        }
+    }
+    return ok_status();
+}
+
 }  // namespace
 
 int run_reshape_reboot(const RebootArgs& args) {
@@ -159,17 +196,16 @@ int run_reshape_reboot(const RebootArgs& args) {
         return Error{made.output.empty() ? std::string("xpart reshape --slurm-node ") + node + " failed" : made.output};
     };
     how.start_slurmd = [&](const std::string& node) -> Status {
+        if (!args.slurmd_unit.empty()) {
+            const auto commands = reshape_request::slurmd_unit_commands(args.slurmd_unit, plan);
+            if (commands.empty())
+                return Error{"XPART_SLURMD_UNIT=" + args.slurmd_unit + ": not one unit name with %n for " + node};
+            if (Status flag = write_reboot_flag(node); !flag) return flag;
+            return run_in_turn(commands, env);
+        }
         std::string setting = args.slurmd_start;
         if (split_words(setting).empty()) setting = RebootArgs().slurmd_start;  // set, but to nothing
-        const std::vector<std::string> argv = reshape_request::slurmd_start_command(setting, node);
-        // Its output to /dev/null, and waited for as a child: `slurmd -b` daemonizes, and the
-        // daemon must hold no pipe of ours.
-        auto pid = process::spawn_detached(argv, env);
-        if (!pid) return pid.error();
-        auto status = process::wait_child(*pid, std::chrono::steady_clock::now() + std::chrono::minutes(2), argv[0]);
-        if (!status) return status.error();
-        if (*status != 0) return Error{"exit status " + std::to_string(*status)};
-        return ok_status();
+        return run_in_turn({reshape_request::slurmd_start_command(setting, node)}, env);
     };
     how.log = [&](const std::string& line) { log(line); };
     reshape_request::finish_reboot(*slurm, plan, how, reshape_request::real_pacing());

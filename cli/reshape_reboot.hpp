@@ -9,6 +9,7 @@ namespace xpart::cli {
 
 struct RebootArgs {
     std::string slurmd_start = "slurmd -b -N";  // + the NodeName; daemonizes
+    std::string slurmd_unit;                    // `slurmd@%n.service`: systemd units instead
     std::string fallback;                       // a reboot that is no reshape runs this
     std::string log;                            // each line appended here too
     std::string reshape_args;                   // more options of `xpart reshape`

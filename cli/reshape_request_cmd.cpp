@@ -137,6 +137,10 @@ void add_reshape_request_command(CLI::App& app, const GlobalOptions&, Runner& ru
     program->add_option("--slurmd-start", reboot_args->slurmd_start, "how slurmd starts as a NodeName (%n in it is the NodeName, else it is appended)")
         ->envname("XPART_SLURMD_START")
         ->capture_default_str();
+    program->add_option("--slurmd-unit", reboot_args->slurmd_unit,
+                        "the host's slurmds are systemd units (slurmd@%n.service): the one left is disabled, the next "
+                        "enabled and started (instead of --slurmd-start)")
+        ->envname("XPART_SLURMD_UNIT");
     program->add_option("--fallback", reboot_args->fallback, "what a reboot that is no reshape runs (default: nothing)")
         ->envname("XPART_REBOOT_FALLBACK");
     program->add_option("--log", reboot_args->log, "a file each line is appended to, besides syslog")

@@ -1,6 +1,7 @@
 #include "reshape_request/reboot_program.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "libxpart/text.hpp"
 
@@ -88,16 +89,43 @@ void finish_reboot(SlurmClient& slurm, const RebootPlan& plan, const RebootFinis
         how.log("resuming " + plan.next + " failed: " + st.error().message);
 }
 
-std::vector<std::string> slurmd_start_command(const std::string& setting, const std::string& node) {
-    std::vector<std::string> argv = split_words(setting);
+namespace {
+
+// Each `%n` in the words replaced with the NodeName (not expanded again in it); false if none.
+bool name_node(std::vector<std::string>& words, const std::string& node) {
     bool named = false;
-    for (auto& word : argv)
+    for (auto& word : words)
         for (std::size_t at = word.find("%n"); at != std::string::npos; at = word.find("%n", at + node.size())) {
             word.replace(at, 2, node);
             named = true;
         }
-    if (!named) argv.push_back(node);
+    return named;
+}
+
+}  // namespace
+
+std::vector<std::string> slurmd_start_command(const std::string& setting, const std::string& node) {
+    std::vector<std::string> argv = split_words(setting);
+    if (!name_node(argv, node)) argv.push_back(node);
     return argv;
+}
+
+std::vector<std::vector<std::string>> slurmd_unit_commands(const std::string& unit, const RebootPlan& plan) {
+    const bool leaves = !plan.refused && plan.down != plan.next;
+    std::vector<std::vector<std::string>> out;
+    auto unit_of = [&](const std::string& node) -> std::optional<std::string> {
+        std::vector<std::string> words{unit};
+        if (split_words(unit).size() != 1 || node.empty() || node.find('/') != std::string::npos ||
+            !name_node(words, node))
+            return std::nullopt;
+        return words.front();
+    };
+    const auto next = unit_of(plan.next);
+    const auto left = leaves ? unit_of(plan.down) : next;
+    if (!next || !left) return {};
+    if (leaves) out.push_back({"systemctl", "disable", "--quiet", *left});
+    out.push_back({"systemctl", "enable", "--now", "--quiet", *next});
+    return out;
 }
 
 }  // namespace xpart::reshape_request

@@ -65,4 +65,13 @@ void finish_reboot(SlurmClient& slurm, const RebootPlan& plan, const RebootFinis
 // `%n` gets the NodeName as its last word (`slurmd -b -N`, the default).
 std::vector<std::string> slurmd_start_command(const std::string& setting, const std::string& node);
 
+// When the host's slurmds are systemd units (XPART_SLURMD_UNIT, `slurmd@%n.service`, the
+// template etc/systemd ships): the systemctl commands that make `plan.next` the host's slurmd,
+// in order. A reshape disables the unit of the sibling the host leaves first, then enables and
+// starts the next one's: no two siblings' units are ever enabled together, and a boot starts
+// the sibling the host is (its ExecStartPre makes that geometry). A refused or withdrawn plan
+// starts the same unit again. Empty when the setting is not one word with `%n` in it, or a
+// NodeName cannot name a unit (empty, a '/' in it).
+std::vector<std::vector<std::string>> slurmd_unit_commands(const std::string& unit, const RebootPlan& plan);
+
 }  // namespace xpart::reshape_request

@@ -7,8 +7,8 @@
 # then and powers the other down; a reboot that is no reshape runs XPART_REBOOT_FALLBACK.
 # Settings, from /etc/default/xpart or /etc/default/xpart-reshape when present, else slurmd's
 # environment: XPART, XPART_ROOT and XPART_NVML_LIBRARY (simulated nodes), XPART_RESHAPE_ARGS,
-# XPART_SLURMD_START, XPART_REBOOT_FALLBACK, XPART_RESHAPE_LOG.
+# XPART_SLURMD_START or XPART_SLURMD_UNIT, XPART_REBOOT_FALLBACK, XPART_RESHAPE_LOG.
 set -u
 . "$(dirname "$(readlink -f "$0")")/../xpart-hook.sh" xpart-reshape
-export XPART_ROOT XPART_NVML_LIBRARY XPART_RESHAPE_ARGS XPART_SLURMD_START XPART_REBOOT_FALLBACK XPART_RESHAPE_LOG
+export XPART_ROOT XPART_NVML_LIBRARY XPART_RESHAPE_ARGS XPART_SLURMD_START XPART_SLURMD_UNIT XPART_REBOOT_FALLBACK XPART_RESHAPE_LOG
 exec "$XPART" reshape-request reboot

@@ -4,6 +4,13 @@
 # and cluster_init. Needs B (build tree: xpart, xpart-sim, the gres plugin) and S (source
 # tree: etc/reshape). job_field and wait_state below read and wait for the jobs.
 
+. "$(dirname "${BASH_SOURCE[0]}")/slurmd_units.sh"
+# On a systemd node with the packaged unit, each NodeName's slurmd is a slurmd@ instance, as
+# on a site's node (the RebootProgram switches them); else slurmd runs as a child of the test.
+XP_SLURMD_UNITS=
+XP_UNIT_ENV=()
+slurmd_units_wanted && XP_SLURMD_UNITS=1 XP_UNIT_ENV=(XPART_SLURMD_UNIT=slurmd@%n.service)
+
 # reshape_host_start PRODUCT SMALL BIG: an A100 host laid out as 7 x SMALL, up as
 # $XP_NODE_small (Gres=gpu:SMALL:7); $XP_NODE_big (Gres=gpu:BIG:2) powered down; returns once
 # Slurm is up. Sets root (the host's simulated tree) and nvml (its fake NVML).
@@ -31,9 +38,10 @@ PY
   "$B/xpart-sim" build "$XP_DIR/host$tag.json" "$root" >/dev/null
   # The siblings' shared feature (Slurm 24.11 resets a powered-down CLOUD node's NodeHostName).
   local XP_NODE_FEATURES="xpart_host_$XP_CLUSTER$tag"
-  cluster_node "${tag}small" "gpu:$small:7" XPART_ROOT="$root" XPART_NVML_LIBRARY="$nvml" XPART="$B/xpart" \
-    XPART_RESHAPE_ARGS="--xpart-conf $XP_DIR/etc/xpart.conf" XPART_RESHAPE_LOG="$XP_DIR/log/reshape.log"
-  cluster_cloud_node "${tag}big" "gpu:$big:2"
+  local env=(XPART_ROOT="$root" XPART_NVML_LIBRARY="$nvml" XPART="$B/xpart" "${XP_UNIT_ENV[@]}"
+    XPART_RESHAPE_ARGS="--xpart-conf $XP_DIR/etc/xpart.conf" XPART_RESHAPE_LOG="$XP_DIR/log/reshape.log")
+  cluster_node "${tag}small" "gpu:$small:7" "${env[@]}"
+  cluster_cloud_node "${tag}big" "gpu:$big:2" "${env[@]}"
   siblings_conf "$tag" small "gpu:$small:7" big "gpu:$big:2" "2x$big" --nvml-library "$nvml"
 }
 
@@ -51,10 +59,10 @@ reshape_amd_host() {
   start_ready "driver$tag" "$B/xpart-sim" driver "$XP_DIR/host$tag.json" "$root"
   local XP_NODE_FEATURES="xpart_host_$XP_CLUSTER$tag"
   # The NodeName placed by %n, as a site's `systemctl start slurmd@%n` would have it.
-  cluster_node "${tag}spx" "gpu:spx:1" XPART_ROOT="$root" XPART="$B/xpart" \
-    XPART_RESHAPE_ARGS="--xpart-conf $XP_DIR/etc/xpart.conf" XPART_RESHAPE_LOG="$XP_DIR/log/reshape.log" \
-    XPART_SLURMD_START="slurmd -b -N %n"
-  cluster_cloud_node "${tag}cpx" "gpu:cpx:8"
+  local env=(XPART_ROOT="$root" XPART="$B/xpart" "${XP_UNIT_ENV[@]}" XPART_SLURMD_START="slurmd -b -N %n"
+    XPART_RESHAPE_ARGS="--xpart-conf $XP_DIR/etc/xpart.conf" XPART_RESHAPE_LOG="$XP_DIR/log/reshape.log")
+  cluster_node "${tag}spx" "gpu:spx:1" "${env[@]}"
+  cluster_cloud_node "${tag}cpx" "gpu:cpx:8" "${env[@]}"
   siblings_conf "$tag" spx gpu:spx:1 cpx gpu:cpx:8 cpx
 }
 

@@ -85,11 +85,14 @@ node_line() {
   eval "XP_NODE_$1=${XP_CLUSTER}$1"
 }
 
-# cluster_cloud_node SHORTNAME GRES: a NodeName of the same host that starts powered down
-# (State=CLOUD, no slurmd): a reshape flow sibling, brought up by a RebootProgram that starts
-# `slurmd -N` as it (cluster_stop stops every slurmd of this cluster, by its -N name).
+# cluster_cloud_node SHORTNAME GRES [VAR=VALUE...]: a NodeName of the same host that starts
+# powered down (State=CLOUD, no slurmd): a reshape flow sibling, brought up by a RebootProgram
+# that starts `slurmd -N` as it (cluster_stop stops every slurmd of this cluster, by its -N
+# name); the VAR=VALUE pairs are its unit's environment (slurmd_units.sh).
 cluster_cloud_node() {
-  XP_CLOUD_NODES+=("${XP_CLUSTER}$1")
+  local name="${XP_CLUSTER}$1"
+  eval "XP_ENV_$name=(\"\${@:3}\")"
+  XP_CLOUD_NODES+=("$name")
   node_line "$1" "Gres=$2 State=CLOUD"
 }
 
@@ -148,11 +151,14 @@ CONF
   slurmctld -D -i -f "$SLURM_CONF" >"$XP_DIR/log/slurmctld.out" 2>&1 &
   XP_PIDS+=($!)
   local n
-  for n in "${XP_NODES[@]}"; do
-    eval "local envs=(\"\${XP_ENV_$n[@]}\")"
-    env "${envs[@]}" "${XP_SLURMD_SCOPE[@]}" slurmd -D -N "$n" -f "$SLURM_CONF" >"$XP_DIR/log/slurmd.$n.out" 2>&1 &
-    XP_PIDS+=($!)
-  done
+  # Or each slurmd as an instance of the packaged slurmd@.service (slurmd_units.sh).
+  if [ -n "${XP_SLURMD_UNITS:-}" ]; then slurmd_units_start; else
+    for n in "${XP_NODES[@]}"; do
+      eval "local envs=(\"\${XP_ENV_$n[@]}\")"
+      env "${envs[@]}" "${XP_SLURMD_SCOPE[@]}" slurmd -D -N "$n" -f "$SLURM_CONF" >"$XP_DIR/log/slurmd.$n.out" 2>&1 &
+      XP_PIDS+=($!)
+    done
+  fi
   cluster_wait_idle 60 "${XP_WANT_STATES:-idle}" ||
     { cluster_dump; fail "cluster $XP_CLUSTER: nodes not ${XP_WANT_STATES:-idle}"; }
 }
@@ -239,6 +245,7 @@ cluster_stop() {
     wait "$pid" 2>/dev/null || true
   done
   XP_PIDS=()
+  [ -z "${XP_SLURMD_UNITS:-}" ] || slurmd_units_stop
   # slurmds that a RebootProgram started (cluster_cloud_node), not children of this shell.
   if ((${#XP_CLOUD_NODES[@]})); then
     pkill -TERM -f "^slurmd .*-N ${XP_CLUSTER}" 2>/dev/null || true

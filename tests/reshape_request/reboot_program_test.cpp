@@ -2,6 +2,11 @@
 // and what its detached part tells slurmctld once the slurmd that ran it has gone.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "libxpart/defaults.hpp"
 #include "reshape_request/reboot_program.hpp"
 #include "tests/case_name.hpp"
 #include "tests/reshape_request/fake_slurm.hpp"
@@ -212,6 +217,63 @@ INSTANTIATE_TEST_SUITE_P(Settings, SlurmdStart, ::testing::ValuesIn(kStarts), te
 // A NodeName is put in once: a `%n` it carries (slurm.conf allows it) is not expanded again.
 TEST(SlurmdStart, ANodeNameIsNotExpandedItself) {
     EXPECT_EQ(slurmd_start_command("slurmd@%n.service", "a%nb"), std::vector<std::string>{"slurmd@a%nb.service"});
+}
+
+
+// The reshape flow's slurmds as systemd units: the sibling left is disabled before the next one
+// is enabled and started, so no two are ever enabled together; a plan that keeps the host as it
+// was starts the same unit again; a setting or NodeName that cannot name one unit gives none.
+struct UnitCase {
+    const char* name;
+    std::string unit;
+    RebootPlan plan;
+    std::vector<std::vector<std::string>> want;
+};
+
+RebootPlan reshaped(std::string next, std::string down) { return {std::move(next), std::move(down), "", false, ""}; }
+RebootPlan kept(std::string next, std::string down) { return {std::move(next), std::move(down), "", true, ""}; }
+
+const UnitCase kUnits[] = {
+    {"a reshape disables the unit left, then starts the next", "slurmd@%n.service", reshaped("gpu1-2x3g", "gpu1-7x1g"),
+     {{"systemctl", "disable", "--quiet", "slurmd@gpu1-7x1g.service"},
+      {"systemctl", "enable", "--now", "--quiet", "slurmd@gpu1-2x3g.service"}}},
+    {"a refusal starts the same unit again", "slurmd@%n.service", kept("gpu1-7x1g", "gpu1-2x3g"),
+     {{"systemctl", "enable", "--now", "--quiet", "slurmd@gpu1-7x1g.service"}}},
+    {"each %n is the NodeName", "xp-%n-%n", reshaped("b", "a"),
+     {{"systemctl", "disable", "--quiet", "xp-a-a"}, {"systemctl", "enable", "--now", "--quiet", "xp-b-b"}}},
+    {"without %n no unit", "slurmd@.service", reshaped("b", "a"), {}},
+    {"two words are no unit", "slurmd@%n .service", reshaped("b", "a"), {}},
+    {"a slash in the next NodeName", "slurmd@%n.service", reshaped("../b", "a"), {}},
+    {"a slash in the NodeName left", "slurmd@%n.service", reshaped("b", "x/a"), {}},
+    {"an empty NodeName", "slurmd@%n.service", kept("", "a"), {}},
+};
+
+class SlurmdUnit : public ::testing::TestWithParam<UnitCase> {};
+
+TEST_P(SlurmdUnit, AtMostOneSiblingsUnitIsEverEnabled) {
+    EXPECT_EQ(slurmd_unit_commands(GetParam().unit, GetParam().plan), GetParam().want);
+}
+
+INSTANTIATE_TEST_SUITE_P(Settings, SlurmdUnit, ::testing::ValuesIn(kUnits), testing::SentenceCaseName{});
+
+// The unit the flow switches reads the flag where the RebootProgram writes it, takes -b from
+// it in slurmd's command line, and removes it once slurmd runs: written once, read once.
+TEST(SlurmdUnit, TheTemplateReadsTheRebootFlagWhereItIsWritten) {
+    const char* src = std::getenv("XPART_SRCDIR");
+    const std::string path = std::string(src ? src : "..") + "/etc/systemd/slurmd@.service.in";
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << path;
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string flag = std::string(defaults::kRunDir) + "/" + defaults::kSlurmdRebootFlagPrefix + "%i";
+    const std::string word = std::string(defaults::kSlurmdRebootFlag);
+    const std::string variable = word.substr(0, word.find('='));
+    EXPECT_NE(text.str().find("\nEnvironmentFile=-" + flag + "\n"), std::string::npos) << path;
+    EXPECT_NE(text.str().find("\nExecStartPost=-/bin/rm -f " + flag + "\n"), std::string::npos) << path;
+    EXPECT_NE(text.str().find("\nExecStart=/usr/sbin/slurmd -D $SLURMD_OPTIONS $" + variable + " -N %i\n"),
+              std::string::npos)
+        << path;
+    EXPECT_EQ(word.substr(word.find('=') + 1), "-b\n");
 }
 
 }  // namespace
