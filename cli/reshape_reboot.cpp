@@ -5,6 +5,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -92,9 +93,9 @@ void detach() {
     setsid();
 }
 
-// The flag that makes the next unit's slurmd say it rebooted (slurmd -b): in root's own
-// runtime directory, which no user can plant or rename anything in (checked, not assumed).
-Status write_reboot_flag(const std::string& node) {
+// The environment file of the unit's ExecStart (slurmd -b or not): in root's own runtime
+// directory, which no user can plant or rename anything in (checked, not assumed).
+Status write_reboot_flag(const std::string& node, const std::string& text) {
     const std::string dir = defaults::kRunDir;
     if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return Error{dir + ": mkdir: " + std::strerror(errno)};
     const int dir_fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -104,10 +105,28 @@ Status write_reboot_flag(const std::string& node) {
     if (fstat(dir_fd, &st) != 0 || st.st_uid != 0 || (st.st_mode & 022) != 0)
         written = Error{dir + ": not root's alone: the reboot flag is not written"};
     else
-        written = mps::write_whole_file(dir_fd, defaults::kSlurmdRebootFlagPrefix + node, defaults::kSlurmdRebootFlag,
-                                        0644, dir + "/" + defaults::kSlurmdRebootFlagPrefix + node);
+        written = mps::write_whole_file(dir_fd, defaults::kSlurmdRebootFlagPrefix + node, text, 0644,
+                                        dir + "/" + defaults::kSlurmdRebootFlagPrefix + node);
     close(dir_fd);
     return written;
+}
+
+std::string first_line_of(const std::string& text) { return text.substr(0, std::min<std::size_t>(text.find('\n'), 200)); }
+
+// `xpart reshape --slurm-node TARGET` as a child: whether it reshaped (or found the geometry
+// made), and what it printed.
+reshape_request::ReshapeAttempt run_xpart_reshape(const std::string& target, const std::string& reshape_args,
+                                                  const EnvMap& env) {
+    std::vector<std::string> argv{own_program(), "reshape", "--slurm-node", target};
+    for (auto& w : split_words(reshape_args)) argv.push_back(w);
+    // No reshape takes this long; one that hangs must not keep the host from coming back.
+    auto run = process::run_with_input(argv, env, "", std::chrono::minutes(30));
+    if (!run) return reshape_request::ReshapeAttempt{false, run.error().message};
+    // Killed halfway: the reason says so (what it printed may be nothing).
+    if (run->exit_status > 128)
+        return reshape_request::ReshapeAttempt{false, "xpart reshape --slurm-node " + target + ": killed by signal " +
+                                                          std::to_string(run->exit_status - 128) + "\n" + run->output};
+    return reshape_request::ReshapeAttempt{run->exit_status == 0, run->output};
 }
 
 // Runs each command in turn, its output to /dev/null, waited for as a child: `slurmd -b`
@@ -156,20 +175,7 @@ int run_reshape_reboot(const RebootArgs& args) {
         log("running " + args.fallback + " failed: " + std::strerror(errno));
         return kExitError;
     }
-    const std::string self = own_program();
-    auto reshape = [&](const std::string& target) {
-        std::vector<std::string> argv{self, "reshape", "--slurm-node", target};
-        for (auto& w : split_words(args.reshape_args)) argv.push_back(w);
-        // No reshape takes this long; one that hangs must not keep the host from coming back.
-        auto run = process::run_with_input(argv, env, "", std::chrono::minutes(30));
-        if (!run) return reshape_request::ReshapeAttempt{false, run.error().message};
-        // Killed halfway: the reason says so (what it printed may be nothing).
-        if (run->exit_status > 128)
-            return reshape_request::ReshapeAttempt{
-                false, "xpart reshape --slurm-node " + target + ": killed by signal " +
-                           std::to_string(run->exit_status - 128) + "\n" + run->output};
-        return reshape_request::ReshapeAttempt{run->exit_status == 0, run->output};
-    };
+    auto reshape = [&](const std::string& target) { return run_xpart_reshape(target, args.reshape_args, env); };
     const reshape_request::RebootPlan plan = reshape_request::plan_reboot(*slurm, *request, reshape);
     log(plan.line);
     if (!slurmd) log("no slurmd among this program's parents: slurmd starts as " + plan.next + " at once");
@@ -200,7 +206,6 @@ int run_reshape_reboot(const RebootArgs& args) {
             const auto commands = reshape_request::slurmd_unit_commands(args.slurmd_unit, plan);
             if (commands.empty())
                 return Error{"XPART_SLURMD_UNIT=" + args.slurmd_unit + ": not one unit name with %n for " + node};
-            if (Status flag = write_reboot_flag(node); !flag) return flag;
             return run_in_turn(commands, env);
         }
         std::string setting = args.slurmd_start;
@@ -210,6 +215,36 @@ int run_reshape_reboot(const RebootArgs& args) {
     how.log = [&](const std::string& line) { log(line); };
     reshape_request::finish_reboot(*slurm, plan, how, reshape_request::real_pacing());
     _exit(0);
+}
+
+int run_unit_start(const UnitStartArgs& args) {
+    const RebootLog log(args.log);
+    const std::string& node = args.node;
+    if (node.empty() || node.find('/') != std::string::npos || node[0] == '.') {
+        log("unit-start: NodeName '" + node + "' cannot name a unit's flag file: slurmd not started");
+        return kExitError;
+    }
+    const EnvMap env = env_from_environ(environ);
+    auto slurm = reshape_request::command_client(env);
+    const auto made = run_xpart_reshape(node, args.reshape_args, env);
+    if (!made.done) {
+        log("slurmd@" + node + ": geometry not made, slurmd not started: " + first_line_of(made.output));
+        return kExitError;
+    }
+    auto nodes = slurm->nodes(node);
+    if (!nodes || nodes->size() != 1) {
+        log("slurmd@" + node + ": slurmctld's record of " + node + " not read (" +
+            (nodes ? std::to_string(nodes->size()) + " nodes" : nodes.error().message) + "): slurmd not started");
+        return kExitError;
+    }
+    const bool reboot = reshape_request::start_reports_reboot(nodes->front());
+    if (Status st = write_reboot_flag(node, reshape_request::slurmd_reboot_flag_text(reboot)); !st) {
+        log("slurmd@" + node + ": " + st.error().message + ": slurmd not started");
+        return kExitError;
+    }
+    log("slurmd@" + node + ": " + first_line_of(made.output) +
+        (reboot ? "; slurmctld waits for its boot: slurmd -b" : ""));
+    return kExitOk;
 }
 
 }  // namespace xpart::cli

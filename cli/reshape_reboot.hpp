@@ -17,4 +17,16 @@ struct RebootArgs {
 
 int run_reshape_reboot(const RebootArgs& args);
 
+// `xpart reshape-request unit-start NODE`: slurmd@.service's ExecStartPre (root), through
+// etc/reshape/xpart-slurmd-start.sh. Makes NODE's geometry whole, then writes the environment
+// file its ExecStart reads: slurmd -b while slurmctld waits for NODE's boot. Exit 1, and no
+// slurmd: the geometry not made, or slurmctld's record not read.
+struct UnitStartArgs {
+    std::string node;
+    std::string log;
+    std::string reshape_args;
+};
+
+int run_unit_start(const UnitStartArgs& args);
+
 }  // namespace xpart::cli

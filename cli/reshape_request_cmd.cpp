@@ -149,6 +149,16 @@ void add_reshape_request_command(CLI::App& app, const GlobalOptions&, Runner& ru
                                                                      "(e.g. \"--xpart-conf /etc/slurm/xpart.conf\")")
         ->envname("XPART_RESHAPE_ARGS");
     program->callback([reboot_args, &run] { run = [reboot_args] { return run_reshape_reboot(*reboot_args); }; });
+    auto unit_args = std::make_shared<UnitStartArgs>();
+    auto* unit = top->add_subcommand("unit-start", "slurmd@.service's ExecStartPre (root): make NODE's geometry whole, "
+                                                   "then tell the unit whether slurmd starts as a reboot (-b: while "
+                                                   "slurmctld waits for NODE's boot); exit 1: no slurmd");
+    unit->add_option("node", unit_args->node, "the unit's NodeName (%i)")->required();
+    unit->add_option("--log", unit_args->log, "a file each line is appended to, besides syslog")
+        ->envname("XPART_RESHAPE_LOG");
+    unit->add_option("--reshape-args", unit_args->reshape_args, "more options of xpart reshape")
+        ->envname("XPART_RESHAPE_ARGS");
+    unit->callback([unit_args, &run] { run = [unit_args] { return run_unit_start(*unit_args); }; });
     auto* wanted = top->add_subcommand("wanted", "RebootProgram: exit 0 when a job still waits for NODE, 7 when none");
     wanted->add_option("node", args->target, "the sibling the host would become")->required();
     wanted->callback([args, &run] { run = [args] { return run_wanted(*args); }; });

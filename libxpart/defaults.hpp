@@ -15,12 +15,11 @@ inline constexpr const char kRunDir[] = "/run/xpart";
 inline constexpr std::string_view kNodeCache = "/run/xpart/node.json";
 // What the v1 device controller keeps of a cgroup's rules (cgroup/v1_device_controller.hpp).
 inline constexpr const char kV1DeviceState[] = "/run/xpart/cgroup-v1";
-// The reshape flow's slurmd units (etc/systemd/slurmd@.service.in reads it as
-// EnvironmentFile=-/run/xpart/slurmd-reboot-%i): written by the RebootProgram before it starts
-// the next sibling's unit, so that this start, and no later one, tells slurmctld the node has
-// rebooted (slurmd -b); the unit's ExecStartPost removes it.
+// The reshape flow's slurmd units (etc/systemd/slurmd@.service.in): their ExecStartPre
+// (`xpart reshape-request unit-start`) writes /run/xpart/slurmd-reboot-<NodeName> at each start,
+// which their ExecStart reads: SLURMD_REBOOTED=-b while slurmctld waits for that node's boot.
 inline constexpr const char kSlurmdRebootFlagPrefix[] = "slurmd-reboot-";
-inline constexpr const char kSlurmdRebootFlag[] = "SLURMD_REBOOTED=-b\n";
+inline constexpr const char kSlurmdRebootVariable[] = "SLURMD_REBOOTED";
 // xpart.conf where the xpart command looks by default (the plugin reads the one beside
 // slurm.conf).
 inline constexpr const char kXpartConf[] = "/etc/slurm/xpart.conf";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "libxpart/defaults.hpp"
 #include "libxpart/text.hpp"
 
 namespace xpart::reshape_request {
@@ -126,6 +127,14 @@ std::vector<std::vector<std::string>> slurmd_unit_commands(const std::string& un
     if (leaves) out.push_back({"systemctl", "disable", "--quiet", *left});
     out.push_back({"systemctl", "enable", "--now", "--quiet", *next});
     return out;
+}
+
+bool start_reports_reboot(const SlurmNode& node) {
+    return node.has("REBOOT_ISSUED") || node.has("POWERING_UP");
+}
+
+std::string slurmd_reboot_flag_text(bool reboot) {
+    return std::string(defaults::kSlurmdRebootVariable) + "=" + (reboot ? "-b" : "") + "\n";
 }
 
 }  // namespace xpart::reshape_request

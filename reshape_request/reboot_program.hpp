@@ -74,4 +74,13 @@ std::vector<std::string> slurmd_start_command(const std::string& setting, const 
 // NodeName cannot name a unit (empty, a '/' in it).
 std::vector<std::vector<std::string>> slurmd_unit_commands(const std::string& unit, const RebootPlan& plan);
 
+// Whether a slurmd starting as `node` must tell slurmctld the node has rebooted (slurmd -b):
+// while slurmctld waits for that NodeName's boot (a reshape's or refusal's REBOOT_ISSUED, a
+// sibling POWERING_UP), a start after that very start was killed included. Never otherwise: a
+// restart under running jobs with -b looks to slurmctld like a node that rebooted under them.
+bool start_reports_reboot(const SlurmNode& node);
+
+// The environment file slurmd@.service's ExecStartPre writes for its ExecStart (defaults.hpp).
+std::string slurmd_reboot_flag_text(bool reboot);
+
 }  // namespace xpart::reshape_request

@@ -256,9 +256,9 @@ TEST_P(SlurmdUnit, AtMostOneSiblingsUnitIsEverEnabled) {
 
 INSTANTIATE_TEST_SUITE_P(Settings, SlurmdUnit, ::testing::ValuesIn(kUnits), testing::SentenceCaseName{});
 
-// The unit the flow switches reads the flag where the RebootProgram writes it, takes -b from
-// it in slurmd's command line, and removes it once slurmd runs: written once, read once.
-TEST(SlurmdUnit, TheTemplateReadsTheRebootFlagWhereItIsWritten) {
+// The unit's ExecStart reads the environment file its ExecStartPre (unit-start) writes, where
+// that writes it, and takes slurmd's -b from the variable the file sets: named once, read once.
+TEST(SlurmdUnit, TheTemplateReadsTheRebootFlagWhereItsExecStartPreWritesIt) {
     const char* src = std::getenv("XPART_SRCDIR");
     const std::string path = std::string(src ? src : "..") + "/etc/systemd/slurmd@.service.in";
     std::ifstream in(path);
@@ -266,15 +266,44 @@ TEST(SlurmdUnit, TheTemplateReadsTheRebootFlagWhereItIsWritten) {
     std::stringstream text;
     text << in.rdbuf();
     const std::string flag = std::string(defaults::kRunDir) + "/" + defaults::kSlurmdRebootFlagPrefix + "%i";
-    const std::string word = std::string(defaults::kSlurmdRebootFlag);
-    const std::string variable = word.substr(0, word.find('='));
     EXPECT_NE(text.str().find("\nEnvironmentFile=-" + flag + "\n"), std::string::npos) << path;
-    EXPECT_NE(text.str().find("\nExecStartPost=-/bin/rm -f " + flag + "\n"), std::string::npos) << path;
-    EXPECT_NE(text.str().find("\nExecStart=/usr/sbin/slurmd -D $SLURMD_OPTIONS $" + variable + " -N %i\n"),
+    EXPECT_NE(text.str().find("\nExecStartPre=@hooksdir@/etc/reshape/xpart-slurmd-start.sh %i\n"), std::string::npos)
+        << path;
+    EXPECT_NE(text.str().find("\nExecStart=/usr/sbin/slurmd -D $SLURMD_OPTIONS $" +
+                              std::string(defaults::kSlurmdRebootVariable) + " -N %i\n"),
               std::string::npos)
         << path;
-    EXPECT_EQ(word.substr(word.find('=') + 1), "-b\n");
+    EXPECT_EQ(slurmd_reboot_flag_text(true), std::string(defaults::kSlurmdRebootVariable) + "=-b\n");
+    EXPECT_EQ(slurmd_reboot_flag_text(false), std::string(defaults::kSlurmdRebootVariable) + "=\n");
 }
+
+// slurmd -b only while slurmctld waits for the NodeName's boot.
+struct RebootStateCase {
+    const char* name;
+    std::vector<std::string> state;
+    bool reboot;
+};
+
+const RebootStateCase kRebootStates[] = {
+    {"a reshape's reboot issued", {"IDLE", "DRAIN", "REBOOT_ISSUED"}, true},
+    {"a sibling powering up", {"IDLE", "CLOUD", "POWERING_UP"}, true},
+    {"powering up and not responding (a start killed before it registered)", {"IDLE", "CLOUD", "NOT_RESPONDING", "POWERING_UP"}, true},
+    {"a restart under running jobs", {"MIXED"}, false},
+    {"a reboot asked but not issued (jobs still run)", {"ALLOCATED", "DRAIN", "REBOOT_REQUESTED"}, false},
+    {"down and not responding (a power cycle without a reshape)", {"DOWN", "NOT_RESPONDING"}, false},
+    {"powered down", {"IDLE", "CLOUD", "POWERED_DOWN"}, false},
+};
+
+class RebootState : public ::testing::TestWithParam<RebootStateCase> {};
+
+TEST_P(RebootState, SlurmdSaysItRebootedOnlyWhileSlurmctldWaitsForTheBoot) {
+    SlurmNode node;
+    node.name = "gpu1-2x3g";
+    node.state = GetParam().state;
+    EXPECT_EQ(start_reports_reboot(node), GetParam().reboot);
+}
+
+INSTANTIATE_TEST_SUITE_P(States, RebootState, ::testing::ValuesIn(kRebootStates), testing::SentenceCaseName{});
 
 }  // namespace
 }  // namespace xpart::reshape_request
