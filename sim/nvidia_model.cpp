@@ -87,13 +87,14 @@ Result<std::map<std::string, int>> parse_nvml_fault_list(const std::string& text
         std::string item = trim(raw);
         if (item.empty()) continue;
         std::size_t eq = item.find('=');
-        const bool kill = eq != std::string::npos && item.substr(eq + 1) == "kill";
-        auto code = eq == std::string::npos || kill ? std::nullopt : parse_u64(item.substr(eq + 1));
-        if (!kill && (!code || *code == 0 || *code > 999))
-            return Error{"expected <call>[@<gpu>][#<n>]=<code 1..999 or kill>, got '" + item + "'"};
+        const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+        const int signal_code = value == "kill" ? kNvmlFaultKill : value == "stop" ? kNvmlFaultStop : 0;
+        auto code = eq == std::string::npos || signal_code ? std::nullopt : parse_u64(value);
+        if (!signal_code && (!code || *code == 0 || *code > 999))
+            return Error{"expected <call>[@<gpu>][#<n>]=<code 1..999, kill or stop>, got '" + item + "'"};
         auto key = parse_nvml_fault(item.substr(0, eq));
         if (!key) return key.error();
-        out[item.substr(0, eq)] = kill ? kNvmlFaultKill : static_cast<int>(*code);
+        out[item.substr(0, eq)] = signal_code ? signal_code : static_cast<int>(*code);
     }
     return out;
 }

@@ -40,7 +40,10 @@ Result<NvmlFaultKey> parse_nvml_fault(const std::string& key);
 // The code "kill": the process is killed (SIGKILL) as it makes that call, before the call
 // does anything; what the calls before it did stays (a reshape cut off halfway).
 inline constexpr int kNvmlFaultKill = -9;
-// "nvmlInit_v2=999,nvmlDeviceGetUUID@2=3,nvmlGpuInstanceDestroy#2=kill" -> {key: code}. Error
+// The code "stop": the process stops itself (SIGSTOP) there instead, frozen halfway until
+// something continues or kills it (a power cut in the middle of a reshape).
+inline constexpr int kNvmlFaultStop = -19;
+// "nvmlInit_v2=999,nvmlDeviceGetUUID@2=3,nvmlGpuInstanceDestroy#2=kill" ("stop" too) -> {key: code}. Error
 // names the bad item.
 Result<std::map<std::string, int>> parse_nvml_fault_list(const std::string& text);
 

@@ -31,13 +31,13 @@ Status parse_faults(const json& j, const SpecPath& at, std::map<std::string, int
         SpecPath fat = at.child(it.key());
         auto fault = parse_nvml_fault(it.key());
         if (!fault) return fat.error(fault.error().message);
-        if (it->is_string() && it->get<std::string>() == "kill") {
-            faults[it.key()] = kNvmlFaultKill;
+        if (it->is_string() && (it->get<std::string>() == "kill" || it->get<std::string>() == "stop")) {
+            faults[it.key()] = it->get<std::string>() == "kill" ? kNvmlFaultKill : kNvmlFaultStop;
             continue;
         }
         if (!it->is_number_unsigned() || it->get<std::uint64_t>() == 0 ||
             it->get<std::uint64_t>() > 999)
-            return fat.error("expected an nvmlReturn_t code 1..999 or \"kill\", got " + it->dump());
+            return fat.error("expected an nvmlReturn_t code 1..999, \"kill\" or \"stop\", got " + it->dump());
         faults[it.key()] = it->get<int>();
     }
     return ok_status();

@@ -345,6 +345,8 @@ int fault(const State& s, const char* call, int gpu) {
         auto it = s.faults.find(key);
         if (it == s.faults.end()) continue;
         if (it->second == kNvmlFaultKill) ::kill(::getpid(), SIGKILL);
+        // Continued (SIGCONT) rather than killed, the call goes on as if no fault were set.
+        if (it->second == kNvmlFaultStop) return ::kill(::getpid(), SIGSTOP), kSuccess;
         return it->second;
     }
     return kSuccess;

@@ -283,6 +283,33 @@ INSTANTIATE_TEST_SUITE_P(
                       KillPoint{"nvmlGpuInstanceCreateComputeInstance#3=kill",
                                 "a GPU instance made, its compute instance not", 2}));
 
+// The fault "stop": the reshape stops itself as it makes that call (a power cut's moment, for
+// reshape_flow_test), and once continued goes on as if no fault were set.
+TEST_F(ReshapeSim, AStopFaultFreezesTheReshapeUntilItIsContinued) {
+    build("h100-80gb");
+    const std::vector<std::string> argv = {build_dir() + "/xpart", "--root", root_, "reshape", "7x1g.10gb",
+                                           "--nvml-library", nvml_, "--xpart-conf", conf_};
+    ::setenv("XPART_SIM_NVML_FAULTS", "nvmlDeviceCreateGpuInstanceWithPlacement#3=stop", 1);
+    const pid_t child = ::fork();
+    if (child == 0) {
+        std::vector<char*> c;
+        for (const auto& a : argv) c.push_back(const_cast<char*>(a.c_str()));
+        c.push_back(nullptr);
+        ::execv(c[0], c.data());
+        ::_exit(127);
+    }
+    ::unsetenv("XPART_SIM_NVML_FAULTS");
+    ASSERT_GT(child, 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, WUNTRACED), child);
+    EXPECT_TRUE(WIFSTOPPED(status)) << "status " << status;
+    EXPECT_EQ(types(discover()).size(), 2u) << "two of the seven made when it stopped";
+    ::kill(child, SIGCONT);
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+    EXPECT_EQ(types(discover()), std::vector<std::string>(7, "1g.10gb"));
+}
+
 TEST(ReshapeFaults, EveryMigCallHasACase) {
     std::set<std::string> covered;
     for (const char* f : {"nvmlDeviceGetGpuInstanceProfileInfoV", "nvmlDeviceGetGpuInstancePossiblePlacements_v2",

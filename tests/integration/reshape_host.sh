@@ -113,9 +113,22 @@ reshape_cluster_start() {
       "$B/xpart" "$XP_DIR/turns" "$S/etc/reshape/xpart-$hook-ctld.sh" "$XP_DIR/log/$hook-ctld.log" >"$XP_DIR/$hook-ctld.sh"
     chmod 755 "$XP_DIR/$hook-ctld.sh"
   done
+  # Slurm 26.05 runs the RebootProgram (its reboot "power action") with SLURM_NODE_NAME alone in
+  # its environment, where older series pass slurmd's: each NodeName's settings in a file it
+  # reads then, as a site's /etc/default/xpart-reshape.
+  local n kv
+  mkdir -p "$XP_DIR/env"
+  for n in "${XP_NODES[@]}" "${XP_CLOUD_NODES[@]}"; do
+    eval "local envs=(\"\${XP_ENV_$n[@]}\")"
+    { printf 'export SLURM_CONF=%q\n' "$XP_DIR/etc/slurm.conf"
+      for kv in "${envs[@]}"; do printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"; done; } >"$XP_DIR/env/$n"
+  done
+  printf '#!/bin/bash\n[ -z "${SLURM_NODE_NAME:-}" ] || . %q/env/"$SLURM_NODE_NAME"\nexec %q "$@"\n' \
+    "$XP_DIR" "$S/etc/reshape/xpart-reboot.sh" >"$XP_DIR/reboot.sh"
+  chmod 755 "$XP_DIR/reboot.sh"
   XP_EXTRA_CONF="ResumeProgram=$XP_DIR/resume.sh
 SuspendProgram=$S/etc/reshape/xpart-suspend.sh
-RebootProgram=$S/etc/reshape/xpart-reboot.sh
+RebootProgram=$XP_DIR/reboot.sh
 PrologSlurmctld=$XP_DIR/prolog-ctld.sh
 EpilogSlurmctld=$XP_DIR/epilog-ctld.sh
 SlurmdParameters=shutdown_on_reboot

@@ -15,8 +15,11 @@ slurmd_units_wanted() {
 slurmd_units_start() {
   local n kv files
   files=$(systemctl cat slurmd@.service | sed -n 's/^EnvironmentFile=//p' | grep -v '/etc/default/')
-  XP_RESTORE_SLURMD=
+  # As an admin sets a host up for the flow: the plain slurmd.service disabled and stopped
+  # (the template Conflicts= it), put back as it was when the test ends.
+  XP_RESTORE_SLURMD= XP_REENABLE_SLURMD=
   ! systemctl is-active -q slurmd.service || XP_RESTORE_SLURMD=1
+  ! systemctl is-enabled -q slurmd.service 2>/dev/null || { XP_REENABLE_SLURMD=1; systemctl disable --quiet slurmd.service; }
   for n in "${XP_NODES[@]}" "${XP_CLOUD_NODES[@]}"; do
     mkdir -p "/run/systemd/system/slurmd@$n.service.d"
     eval "local envs=(\"\${XP_ENV_$n[@]}\")"
@@ -29,6 +32,7 @@ slurmd_units_start() {
   systemctl daemon-reload
   # The ExecStartPre asks slurmctld for the node's Gres=: once it answers.
   for _ in $(seq 100); do scontrol ping >/dev/null 2>&1 && break; sleep 0.1; done
+  systemctl stop slurmd.service
   for n in "${XP_NODES[@]}"; do
     systemctl enable --now --quiet "slurmd@$n.service" || { journalctl -n 20 --no-pager -u "slurmd@$n.service"; fail "slurmd@$n did not start"; }
   done
@@ -42,6 +46,7 @@ slurmd_units_stop() {
   done
   systemctl daemon-reload
   systemctl reset-failed 'slurmd@*' 2>/dev/null || true
+  [ -z "${XP_REENABLE_SLURMD:-}" ] || systemctl enable --quiet slurmd.service || true
   [ -z "${XP_RESTORE_SLURMD:-}" ] || systemctl start slurmd.service || true
 }
 

@@ -103,7 +103,7 @@ INSTANTIATE_TEST_SUITE_P(Malformed, NvidiaSpecErrorTest, ::testing::Values(
     BadSpec{R"({"name":"n","cpus":"0-7","nvidia":{"gpus":[],"faults":{"nvmlDeviceGetUUID@x":999}}})",
             "node.json: nvidia.faults.nvmlDeviceGetUUID@x: expected <call>@<gpu index>, got 'nvmlDeviceGetUUID@x'"},
     BadSpec{R"({"name":"n","cpus":"0-7","nvidia":{"gpus":[],"faults":{"nvmlDeviceGetUUID":0}}})",
-            "node.json: nvidia.faults.nvmlDeviceGetUUID: expected an nvmlReturn_t code 1..999 or \"kill\", got 0"},
+            "node.json: nvidia.faults.nvmlDeviceGetUUID: expected an nvmlReturn_t code 1..999, \"kill\" or \"stop\", got 0"},
     BadSpec{R"({"name":"n","cpus":"0-7","nvidia":{"gpus":[],"frontend":"yes"}})",
             "node.json: nvidia.frontend: expected true or false, got \"yes\""}));
 
@@ -138,14 +138,16 @@ TEST(NvidiaSpec, GpuInstanceIdsFollowPlacementNotOrder) {
 }
 
 TEST(NvidiaFaultList, ParsesAndRejects) {
-    auto ok = parse_nvml_fault_list("nvmlInit_v2=999, nvmlDeviceGetUUID@2=3, nvmlGpuInstanceDestroy#2=kill");
+    auto ok = parse_nvml_fault_list(
+        "nvmlInit_v2=999, nvmlDeviceGetUUID@2=3, nvmlGpuInstanceDestroy#2=kill, nvmlGpuInstanceDestroy#3=stop");
     ASSERT_TRUE(ok.ok()) << ok.error().message;
     EXPECT_EQ(ok->at("nvmlInit_v2"), 999);
     EXPECT_EQ(ok->at("nvmlDeviceGetUUID@2"), 3);
     EXPECT_EQ(ok->at("nvmlGpuInstanceDestroy#2"), kNvmlFaultKill);
-    for (const char* bad : {"nvmlInit_v2", "nvmlInit_v2=0", "nvmlInit_v2=1000", "nvmlInit_v2=killed"})
+    EXPECT_EQ(ok->at("nvmlGpuInstanceDestroy#3"), kNvmlFaultStop);
+    for (const char* bad : {"nvmlInit_v2", "nvmlInit_v2=0", "nvmlInit_v2=1000", "nvmlInit_v2=killed", "nvmlInit_v2=stopped"})
         EXPECT_EQ(parse_nvml_fault_list(bad).error().message,
-                  std::string("expected <call>[@<gpu>][#<n>]=<code 1..999 or kill>, got '") + bad + "'");
+                  std::string("expected <call>[@<gpu>][#<n>]=<code 1..999, kill or stop>, got '") + bad + "'");
     EXPECT_EQ(parse_nvml_fault_list("nvmlFoo=1").error().message, "unknown NVML call 'nvmlFoo'");
 }
 
