@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <iostream>
 #include <optional>
+#include <thread>
 
 #include "cli/command.hpp"
 #include "cli/exit_status.hpp"
@@ -24,6 +26,7 @@
 #include "process/process_identity.hpp"
 #include "process/spawn.hpp"
 #include "reshape_request/reboot_program.hpp"
+#include "reshape_request/sibling_units.hpp"
 
 extern char** environ;
 
@@ -111,8 +114,6 @@ Status write_reboot_flag(const std::string& node, const std::string& text) {
     return written;
 }
 
-std::string first_line_of(const std::string& text) { return text.substr(0, std::min<std::size_t>(text.find('\n'), 200)); }
-
 // `xpart reshape --slurm-node TARGET` as a child: whether it reshaped (or found the geometry
 // made), and what it printed.
 reshape_request::ReshapeAttempt run_xpart_reshape(const std::string& target, const std::string& reshape_args,
@@ -129,13 +130,18 @@ reshape_request::ReshapeAttempt run_xpart_reshape(const std::string& target, con
     return reshape_request::ReshapeAttempt{run->exit_status == 0, run->output};
 }
 
-// Runs each command in turn, its output to /dev/null, waited for as a child: `slurmd -b`
-// daemonizes, and the daemon must hold no pipe of ours. The first that fails ends it.
+// The exit status of a command run as a child, its output to /dev/null, waited for: `slurmd -b`
+// daemonizes, and the daemon must hold no pipe of ours.
+Result<int> command_status(const std::vector<std::string>& argv, const EnvMap& env) {
+    auto pid = process::spawn_detached(argv, env);
+    if (!pid) return pid.error();
+    return process::wait_child(*pid, std::chrono::steady_clock::now() + std::chrono::minutes(2), argv[0]);
+}
+
+// Runs each command in turn; the first that fails ends it.
 Status run_in_turn(const std::vector<std::vector<std::string>>& commands, const EnvMap& env) {
     for (const auto& argv : commands) {
-        auto pid = process::spawn_detached(argv, env);
-        if (!pid) return pid.error();
-        auto status = process::wait_child(*pid, std::chrono::steady_clock::now() + std::chrono::minutes(2), argv[0]);
+        auto status = command_status(argv, env);
         if (!status) return status.error();
         if (*status != 0) {
             std::string line;
@@ -144,6 +150,74 @@ Status run_in_turn(const std::vector<std::vector<std::string>>& commands, const 
         }
     }
     return ok_status();
+}
+
+// Each NodeName's unit is one systemd has (the template installed, the setting right): checked
+// before anything is reshaped, so that a wrong setting leaves the host as it is.
+Status units_loaded(const std::string& setting, const std::vector<std::string>& nodes, const EnvMap& env) {
+    for (const auto& node : nodes) {
+        const auto unit = reshape_request::slurmd_unit_name(setting, node);
+        if (!unit) return Error{"XPART_SLURMD_UNIT=" + setting + ": not one unit name with %n for " + node};
+        auto shown = process::run_with_input({"systemctl", "show", "--property=LoadState", "--value", *unit}, env, "",
+                                             std::chrono::seconds(30));
+        const std::string state = shown ? trim(shown->output) : shown.error().message;
+        if (state != "loaded")
+            return Error{"XPART_SLURMD_UNIT=" + setting + ": systemd has no unit " + *unit + " (" +
+                         (state.empty() ? std::string("no LoadState") : first_line(state)) + ")"};
+    }
+    return ok_status();
+}
+
+// Whether NODE's unit is the one to start, the other siblings' units enabled too or not
+// (decide_unit_start); what it decided done: the units a power cut left enabled disabled, or
+// this unit disabled or stopped without a restart and the node's record saying why.
+bool sibling_units_settled(const UnitStartArgs& args, reshape_request::SlurmClient& slurm, const EnvMap& env,
+                           const RebootLog& log) {
+    const std::string& node = args.node;
+    const std::string setting = args.slurmd_unit.empty() ? UnitStartArgs().slurmd_unit : args.slurmd_unit;
+    const std::string me = "slurmd@" + node + ": ";
+    auto cluster = slurm.nodes("");
+    if (!cluster) {
+        log(me + "slurmctld's nodes not read (" + cluster.error().message + "): slurmd not started");
+        return false;
+    }
+    const auto unit = [&](const std::string& name) { return reshape_request::slurmd_unit_name(setting, name); };
+    const auto siblings = reshape_request::siblings_of(*cluster, node);
+    for (const auto& name : siblings)
+        if (!unit(name) || !unit(node)) {
+            log(me + "XPART_SLURMD_UNIT=" + setting + ": not one unit name with %n for " + name + ": slurmd not started");
+            return false;
+        }
+    std::vector<std::string> enabled;
+    for (const auto& sibling : siblings) {
+        const auto status = command_status({"systemctl", "is-enabled", "--quiet", *unit(sibling)}, env);
+        if (status && *status == 0) enabled.push_back(sibling);
+    }
+    using reshape_request::UnitStart;
+    const UnitStart decided = reshape_request::decide_unit_start(*cluster, node, enabled);
+    if (decided.what == UnitStart::Start) {
+        for (const auto& left : decided.disable) {
+            const Status st = run_in_turn({{"systemctl", "disable", "--quiet", *unit(left)}}, env);
+            log(me + *unit(left) + " left enabled by a reshape to " + node + " cut short: " +
+                (st ? std::string("disabled") : st.error().message));
+        }
+        return true;
+    }
+    const bool stand_down = decided.what == UnitStart::StandDown;
+    log(me + decided.reason + (stand_down ? ": this unit disabled, the node powered down" : ""));
+    const std::string state = stand_down ? "state=POWER_DOWN_FORCE" : "state=DOWN";
+    if (Status st = slurm.scontrol({"update", "nodename=" + node, state, "reason=" + decided.reason}); !st)
+        log(me + "telling slurmctld failed: " + st.error().message);
+    // Not waited for (the stop would wait for this very start); a stop asked for is not restarted.
+    const std::vector<std::string> off =
+        stand_down ? std::vector<std::string>{"systemctl", "disable", "--now", "--no-block", "--quiet", *unit(node)}
+                   : std::vector<std::string>{"systemctl", "stop", "--no-block", *unit(node)};
+    if (Status st = run_in_turn({off}, env); !st) log(me + st.error().message);
+    // Under systemd (a unit's process has INVOCATION_ID), the stop ends this process with SIGTERM:
+    // waited for, so the unit ends stopped rather than failed by an exit that came first.
+    for (int tenth = 0; std::getenv("INVOCATION_ID") && tenth < 100; ++tenth)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return false;
 }
 
 }  // namespace
@@ -176,7 +250,12 @@ int run_reshape_reboot(const RebootArgs& args) {
         return kExitError;
     }
     auto reshape = [&](const std::string& target) { return run_xpart_reshape(target, args.reshape_args, env); };
-    const reshape_request::RebootPlan plan = reshape_request::plan_reboot(*slurm, *request, reshape);
+    const reshape_request::RebootPlan plan = [&] {
+        if (args.slurmd_unit.empty()) return reshape_request::plan_reboot(*slurm, *request, reshape);
+        const Status units = units_loaded(args.slurmd_unit, {request->active, request->target}, env);
+        return units ? reshape_request::plan_reboot(*slurm, *request, reshape)
+                     : reshape_request::refused_plan(*request, units.error().message);
+    }();
     log(plan.line);
     if (!slurmd) log("no slurmd among this program's parents: slurmd starts as " + plan.next + " at once");
 
@@ -203,10 +282,8 @@ int run_reshape_reboot(const RebootArgs& args) {
     };
     how.start_slurmd = [&](const std::string& node) -> Status {
         if (!args.slurmd_unit.empty()) {
-            const auto commands = reshape_request::slurmd_unit_commands(args.slurmd_unit, plan);
-            if (commands.empty())
-                return Error{"XPART_SLURMD_UNIT=" + args.slurmd_unit + ": not one unit name with %n for " + node};
-            return run_in_turn(commands, env);
+            if (Status units = units_loaded(args.slurmd_unit, {plan.next, plan.down}, env); !units) return units;
+            return run_in_turn(reshape_request::slurmd_unit_commands(args.slurmd_unit, plan), env);
         }
         std::string setting = args.slurmd_start;
         if (split_words(setting).empty()) setting = RebootArgs().slurmd_start;  // set, but to nothing
@@ -226,9 +303,10 @@ int run_unit_start(const UnitStartArgs& args) {
     }
     const EnvMap env = env_from_environ(environ);
     auto slurm = reshape_request::command_client(env);
+    if (!sibling_units_settled(args, *slurm, env, log)) return kExitError;
     const auto made = run_xpart_reshape(node, args.reshape_args, env);
     if (!made.done) {
-        log("slurmd@" + node + ": geometry not made, slurmd not started: " + first_line_of(made.output));
+        log("slurmd@" + node + ": geometry not made, slurmd not started: " + first_line(made.output));
         return kExitError;
     }
     auto nodes = slurm->nodes(node);
@@ -242,7 +320,7 @@ int run_unit_start(const UnitStartArgs& args) {
         log("slurmd@" + node + ": " + st.error().message + ": slurmd not started");
         return kExitError;
     }
-    log("slurmd@" + node + ": " + first_line_of(made.output) +
+    log("slurmd@" + node + ": " + first_line(made.output) +
         (reboot ? "; slurmctld waits for its boot: slurmd -b" : ""));
     return kExitOk;
 }

@@ -20,9 +20,12 @@ int run_reshape_reboot(const RebootArgs& args);
 // `xpart reshape-request unit-start NODE`: slurmd@.service's ExecStartPre (root), through
 // etc/reshape/xpart-slurmd-start.sh. Makes NODE's geometry whole, then writes the environment
 // file its ExecStart reads: slurmd -b while slurmctld waits for NODE's boot. Exit 1, and no
-// slurmd: the geometry not made, or slurmctld's record not read.
+// slurmd: the geometry not made, or slurmctld's record not read. First, when another sibling's
+// unit is enabled too (a power cut in the middle of the RebootProgram's switch of units), only
+// the unit of the sibling the reshape was for starts (reshape_request::decide_unit_start).
 struct UnitStartArgs {
     std::string node;
+    std::string slurmd_unit = "slurmd@%n.service";  // the siblings' units (XPART_SLURMD_UNIT)
     std::string log;
     std::string reshape_args;
 };

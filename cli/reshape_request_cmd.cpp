@@ -154,6 +154,9 @@ void add_reshape_request_command(CLI::App& app, const GlobalOptions&, Runner& ru
                                                    "then tell the unit whether slurmd starts as a reboot (-b: while "
                                                    "slurmctld waits for NODE's boot); exit 1: no slurmd");
     unit->add_option("node", unit_args->node, "the unit's NodeName (%i)")->required();
+    unit->add_option("--slurmd-unit", unit_args->slurmd_unit, "the host's slurmd units, one per sibling")
+        ->envname("XPART_SLURMD_UNIT")
+        ->capture_default_str();
     unit->add_option("--log", unit_args->log, "a file each line is appended to, besides syslog")
         ->envname("XPART_RESHAPE_LOG");
     unit->add_option("--reshape-args", unit_args->reshape_args, "more options of xpart reshape")

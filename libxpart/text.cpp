@@ -7,6 +7,10 @@
 
 namespace xpart {
 
+std::string first_line(std::string_view s, std::size_t at_most) {
+    return std::string(s.substr(0, std::min(s.find('\n'), at_most)));
+}
+
 std::vector<std::string> split_words(std::string_view s) {
     std::vector<std::string> out;
     std::size_t start = 0;

@@ -22,6 +22,7 @@ std::string to_lower(std::string_view s);
 std::string to_upper(std::string_view s);
 std::vector<std::string> split(std::string_view s, char sep);  // keeps empty fields
 std::vector<std::string> split_words(std::string_view s);     // on any run of blanks and newlines
+std::string first_line(std::string_view s, std::size_t at_most = 200);  // for one-line messages
 
 // "Key: \t value" lines (NVIDIA procfs): split on the first ':' and trim; blank lines skipped.
 // A non-blank line without ':' is an error naming the file and line.

@@ -10,10 +10,6 @@ namespace xpart::reshape_request {
 
 namespace {
 
-std::string first_line(const std::string& text, std::size_t at_most) {
-    return text.substr(0, std::min(text.find('\n'), at_most));
-}
-
 std::string one_line(std::string text) {
     while (!text.empty() && text.back() == '\n') text.pop_back();
     std::replace(text.begin(), text.end(), '\n', ' ');
@@ -42,8 +38,12 @@ RebootPlan plan_reboot(SlurmClient& slurm, const Request& request, const Reshape
     if (attempt.done)
         return {target, me, "xpart-reshape: host is " + target + " now", false,
                 me + " -> " + target + ": " + one_line(attempt.output)};
-    const std::string why = first_line(attempt.output, 200);
-    return {me, target, "xpart-reshape refused: " + why, true, me + " -> " + target + " refused: " + why};
+    return refused_plan(request, first_line(attempt.output));
+}
+
+RebootPlan refused_plan(const Request& request, const std::string& why) {
+    return {request.active, request.target, "xpart-reshape refused: " + why, true,
+            request.active + " -> " + request.target + " refused: " + why};
 }
 
 void finish_reboot(SlurmClient& slurm, const RebootPlan& plan, const RebootFinish& how, const Pacing& pacing) {
@@ -60,20 +60,22 @@ void finish_reboot(SlurmClient& slurm, const RebootPlan& plan, const RebootFinis
             since_signal = pacing.now();
         }
     }
-    const Status made = how.make_geometry(plan.next);
-    if (!made) {
-        const std::string reason =
-            "xpart-reshape: " + plan.next + "'s geometry not made: " + first_line(made.error().message, 200);
-        how.log(reason + ": slurmd not started, " + plan.next + " set DOWN");
-        if (Status st = slurm.scontrol({"update", "nodename=" + plan.next, "state=DOWN", "reason=" + reason}); !st)
+    // A node whose slurmd does not start is DOWN with the line that says why, not resumed.
+    std::string down;
+    if (const Status made = how.make_geometry(plan.next); !made)
+        down = "xpart-reshape: " + plan.next + "'s geometry not made: " + first_line(made.error().message) +
+               ": slurmd not started";
+    else if (Status started = how.start_slurmd(plan.next); !started)
+        down = "xpart-reshape: slurmd not started as " + plan.next + ": " + first_line(started.error().message);
+    if (!down.empty()) {
+        how.log(down + ", " + plan.next + " set DOWN");
+        if (Status st = slurm.scontrol({"update", "nodename=" + plan.next, "state=DOWN", "reason=" + down}); !st)
             how.log("setting " + plan.next + " DOWN failed: " + st.error().message);
-    } else if (Status started = how.start_slurmd(plan.next); !started) {
-        how.log("starting slurmd as " + plan.next + " failed: " + started.error().message);
     }
     if (Status st = slurm.scontrol({"update", "nodename=" + plan.down, "state=POWER_DOWN_FORCE", "reason=" + plan.reason});
         !st)
         how.log("powering " + plan.down + " down failed: " + st.error().message);
-    if (!made || !plan.refused) return;
+    if (!down.empty() || !plan.refused) return;
     const auto deadline = pacing.now() + how.resume_within;
     for (milliseconds pause{0};;) {
         auto node = slurm.nodes(plan.next);
@@ -111,22 +113,23 @@ std::vector<std::string> slurmd_start_command(const std::string& setting, const 
     return argv;
 }
 
+std::optional<std::string> slurmd_unit_name(const std::string& setting, const std::string& node) {
+    std::vector<std::string> words{setting};
+    if (split_words(setting).size() != 1 || node.empty() || node.find('/') != std::string::npos ||
+        !name_node(words, node))
+        return std::nullopt;
+    return words.front();
+}
+
 std::vector<std::vector<std::string>> slurmd_unit_commands(const std::string& unit, const RebootPlan& plan) {
     const bool leaves = !plan.refused && plan.down != plan.next;
-    std::vector<std::vector<std::string>> out;
-    auto unit_of = [&](const std::string& node) -> std::optional<std::string> {
-        std::vector<std::string> words{unit};
-        if (split_words(unit).size() != 1 || node.empty() || node.find('/') != std::string::npos ||
-            !name_node(words, node))
-            return std::nullopt;
-        return words.front();
-    };
-    const auto next = unit_of(plan.next);
-    const auto left = leaves ? unit_of(plan.down) : next;
+    const auto next = slurmd_unit_name(unit, plan.next);
+    const auto left = leaves ? slurmd_unit_name(unit, plan.down) : next;
     if (!next || !left) return {};
-    if (leaves) out.push_back({"systemctl", "disable", "--quiet", *left});
-    out.push_back({"systemctl", "enable", "--now", "--quiet", *next});
-    return out;
+    if (!leaves) return {{"systemctl", "enable", "--now", "--quiet", *next}};
+    return {{"systemctl", "enable", "--quiet", *next},
+            {"systemctl", "disable", "--quiet", *left},
+            {"systemctl", "start", *next}};
 }
 
 bool start_reports_reboot(const SlurmNode& node) {

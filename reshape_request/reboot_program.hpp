@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ using Reshape = std::function<ReshapeAttempt(const std::string& target)>;
 // reshape goes on, and the registration tells); else the host is reshaped, and a reshape that
 // fails keeps it as `request.active`, the target powered down with the reshape's first line.
 RebootPlan plan_reboot(SlurmClient& slurm, const Request& request, const Reshape& reshape);
+
+// The plan that keeps the host as `request.active`, the target powered down with `why`.
+RebootPlan refused_plan(const Request& request, const std::string& why);
 
 // How the RebootProgram's detached part reaches the slurmd that ran it and starts the next.
 struct RebootFinish {
@@ -65,13 +69,17 @@ void finish_reboot(SlurmClient& slurm, const RebootPlan& plan, const RebootFinis
 // `%n` gets the NodeName as its last word (`slurmd -b -N`, the default).
 std::vector<std::string> slurmd_start_command(const std::string& setting, const std::string& node);
 
-// When the host's slurmds are systemd units (XPART_SLURMD_UNIT, `slurmd@%n.service`, the
-// template etc/systemd ships): the systemctl commands that make `plan.next` the host's slurmd,
-// in order. A reshape disables the unit of the sibling the host leaves first, then enables and
-// starts the next one's: no two siblings' units are ever enabled together, and a boot starts
-// the sibling the host is (its ExecStartPre makes that geometry). A refused or withdrawn plan
-// starts the same unit again. Empty when the setting is not one word with `%n` in it, or a
+// The unit of `node`'s slurmd from the site's setting (XPART_SLURMD_UNIT, `slurmd@%n.service`):
+// every `%n` the NodeName. nullopt when the setting is not one word with `%n` in it, or the
 // NodeName cannot name a unit (empty, a '/' in it).
+std::optional<std::string> slurmd_unit_name(const std::string& setting, const std::string& node);
+
+// When the host's slurmds are systemd units (the template etc/systemd ships): the systemctl
+// commands that make `plan.next` the host's slurmd, in order. A reshape enables the next
+// sibling's unit, disables the one of the sibling it leaves, then starts the next one: at
+// every moment one unit is enabled, or (a power cut between the first two) both, which the
+// boot resolves (decide_unit_start); never none. A refused or withdrawn plan starts the same
+// unit again. Empty when a unit cannot be named (slurmd_unit_name).
 std::vector<std::vector<std::string>> slurmd_unit_commands(const std::string& unit, const RebootPlan& plan);
 
 // Whether a slurmd starting as `node` must tell slurmctld the node has rebooted (slurmd -b):

@@ -5,5 +5,5 @@
 # xpart-reboot.sh's (/etc/default/xpart-reshape).
 set -u
 . "$(dirname "$(readlink -f "$0")")/../xpart-hook.sh" xpart-reshape
-export XPART_ROOT XPART_NVML_LIBRARY XPART_RESHAPE_ARGS XPART_RESHAPE_LOG
+export XPART_ROOT XPART_NVML_LIBRARY XPART_RESHAPE_ARGS XPART_RESHAPE_LOG XPART_SLURMD_UNIT
 exec "$XPART" reshape-request unit-start "${1:?the NodeName}"

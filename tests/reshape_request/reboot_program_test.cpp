@@ -160,34 +160,52 @@ TEST(Finish, AHostThatNeverAnswersIsResumedAfterAMinuteWithFewRpcs) {
 
 TEST(Finish, FailuresAreLoggedAndTheRestStillHappens) {
     Finisher f;
-    f.start = Error{"exit status 1"};
     f.slurm.refuse = {"update"};
     f.run(kReshaped);
-    EXPECT_EQ(f.logged, (std::vector<std::string>{
-                            "starting slurmd as big failed: exit status 1",
-                            "powering small down failed: scontrol update: REBOOT on node in progress"}));
+    EXPECT_EQ(f.logged, std::vector<std::string>{"powering small down failed: scontrol update: REBOOT on node in progress"});
     EXPECT_EQ(f.slurm.told.size(), 1u);
 }
 
-// A geometry that cannot be made (the put back of a killed reshape fails too): no slurmd
-// registers a half-made GPU; the node is DOWN with the line that says why, and not resumed.
-TEST(Finish, AGeometryNotMadeStartsNoSlurmdAndSetsTheNodeDown) {
+// A geometry that cannot be made (the put back of a killed reshape fails too), or a slurmd
+// that does not start: no slurmd registers a half-made GPU; the node is DOWN with the line
+// that says why, and not resumed; the sibling left is powered down all the same.
+struct NotStartedCase {
+    const char* name;
+    Status geometry, start;
+    const char* why;  // the reason after "xpart-reshape: ", %s the NodeName
+};
+
+const NotStartedCase kNotStarted[] = {
+    {"a geometry not made", Error{"xpart reshape: GPU 0: reshape to 7x1g.10gb failed: x; restoring y failed too: z\nmore"},
+     ok_status(),
+     "%s's geometry not made: xpart reshape: GPU 0: reshape to 7x1g.10gb failed: x; restoring y failed too: z: "
+     "slurmd not started"},
+    {"a slurmd that does not start", ok_status(), Error{"systemctl start slurmd@x.service: exit status 5\nmore"},
+     "slurmd not started as %s: systemctl start slurmd@x.service: exit status 5"},
+};
+
+class NotStarted : public ::testing::TestWithParam<NotStartedCase> {};
+
+TEST_P(NotStarted, TheNodeIsDownWithWhyAndNotResumed) {
     for (const RebootPlan& plan : {kReshaped, kRefused}) {
         Finisher f;
         f.slurm.cluster = "NodeName=small AvailableFeatures=xpart_host_h NodeHostName=h State=DOWN\n";
-        f.geometry = Error{"xpart reshape: GPU 0: reshape to 7x1g.10gb failed: x; restoring y failed too: z\nmore"};
+        f.geometry = GetParam().geometry;
+        f.start = GetParam().start;
         f.run(plan);
-        EXPECT_TRUE(f.started.empty()) << plan.next;
-        const std::string reason = "xpart-reshape: " + plan.next +
-                                   "'s geometry not made: xpart reshape: GPU 0: reshape to 7x1g.10gb failed: x; "
-                                   "restoring y failed too: z";
+        EXPECT_EQ(f.started.size(), GetParam().geometry ? 1u : 0u) << plan.next;
+        std::string why = GetParam().why;
+        why.replace(why.find("%s"), 2, plan.next);
+        const std::string reason = "xpart-reshape: " + why;
         EXPECT_EQ(f.slurm.told, (std::vector<std::string>{
                                     "update nodename=" + plan.next + " state=DOWN reason=" + reason,
                                     "update nodename=" + plan.down + " state=POWER_DOWN_FORCE reason=" + plan.reason}));
-        EXPECT_EQ(f.logged, std::vector<std::string>{reason + ": slurmd not started, " + plan.next + " set DOWN"});
+        EXPECT_EQ(f.logged, std::vector<std::string>{reason + ", " + plan.next + " set DOWN"});
         EXPECT_EQ(f.slurm.node_rpcs, 0);
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(Failures, NotStarted, ::testing::ValuesIn(kNotStarted), testing::SentenceCaseName{});
 
 struct StartCase {
     const char* name;
@@ -220,9 +238,10 @@ TEST(SlurmdStart, ANodeNameIsNotExpandedItself) {
 }
 
 
-// The reshape flow's slurmds as systemd units: the sibling left is disabled before the next one
-// is enabled and started, so no two are ever enabled together; a plan that keeps the host as it
-// was starts the same unit again; a setting or NodeName that cannot name one unit gives none.
+// The reshape flow's slurmds as systemd units: the next sibling's unit is enabled before the one
+// left is disabled, and started last, so a power cut at any step leaves a unit enabled (both at
+// worst: the boot resolves it); a plan that keeps the host as it was starts the same unit
+// again; a setting or NodeName that cannot name one unit gives none.
 struct UnitCase {
     const char* name;
     std::string unit;
@@ -234,13 +253,16 @@ RebootPlan reshaped(std::string next, std::string down) { return {std::move(next
 RebootPlan kept(std::string next, std::string down) { return {std::move(next), std::move(down), "", true, ""}; }
 
 const UnitCase kUnits[] = {
-    {"a reshape disables the unit left, then starts the next", "slurmd@%n.service", reshaped("gpu1-2x3g", "gpu1-7x1g"),
-     {{"systemctl", "disable", "--quiet", "slurmd@gpu1-7x1g.service"},
-      {"systemctl", "enable", "--now", "--quiet", "slurmd@gpu1-2x3g.service"}}},
+    {"a reshape enables the next unit, disables the one left, then starts the next", "slurmd@%n.service",
+     reshaped("gpu1-2x3g", "gpu1-7x1g"),
+     {{"systemctl", "enable", "--quiet", "slurmd@gpu1-2x3g.service"},
+      {"systemctl", "disable", "--quiet", "slurmd@gpu1-7x1g.service"},
+      {"systemctl", "start", "slurmd@gpu1-2x3g.service"}}},
     {"a refusal starts the same unit again", "slurmd@%n.service", kept("gpu1-7x1g", "gpu1-2x3g"),
      {{"systemctl", "enable", "--now", "--quiet", "slurmd@gpu1-7x1g.service"}}},
     {"each %n is the NodeName", "xp-%n-%n", reshaped("b", "a"),
-     {{"systemctl", "disable", "--quiet", "xp-a-a"}, {"systemctl", "enable", "--now", "--quiet", "xp-b-b"}}},
+     {{"systemctl", "enable", "--quiet", "xp-b-b"}, {"systemctl", "disable", "--quiet", "xp-a-a"},
+      {"systemctl", "start", "xp-b-b"}}},
     {"without %n no unit", "slurmd@.service", reshaped("b", "a"), {}},
     {"two words are no unit", "slurmd@%n .service", reshaped("b", "a"), {}},
     {"a slash in the next NodeName", "slurmd@%n.service", reshaped("../b", "a"), {}},
@@ -250,7 +272,7 @@ const UnitCase kUnits[] = {
 
 class SlurmdUnit : public ::testing::TestWithParam<UnitCase> {};
 
-TEST_P(SlurmdUnit, AtMostOneSiblingsUnitIsEverEnabled) {
+TEST_P(SlurmdUnit, OneSiblingsUnitIsEnabledAtEveryStepOrBothNeverNone) {
     EXPECT_EQ(slurmd_unit_commands(GetParam().unit, GetParam().plan), GetParam().want);
 }
 
