@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <iostream>
+#include <iterator>
 #include <optional>
 #include <thread>
 
@@ -188,26 +189,34 @@ bool sibling_units_settled(const UnitStartArgs& args, reshape_request::SlurmClie
             log(me + "XPART_SLURMD_UNIT=" + setting + ": not one unit name with %n for " + name + ": slurmd not started");
             return false;
         }
+    auto is_enabled = [&](const std::string& name) {
+        const auto status = command_status({"systemctl", "is-enabled", "--quiet", *unit(name)}, env);
+        return status && *status == 0;
+    };
     std::vector<std::string> enabled;
-    for (const auto& sibling : siblings) {
-        const auto status = command_status({"systemctl", "is-enabled", "--quiet", *unit(sibling)}, env);
-        if (status && *status == 0) enabled.push_back(sibling);
-    }
+    std::copy_if(siblings.begin(), siblings.end(), std::back_inserter(enabled), is_enabled);
     using reshape_request::UnitStart;
-    const UnitStart decided = reshape_request::decide_unit_start(*cluster, node, enabled);
-    if (decided.what == UnitStart::Start) {
-        for (const auto& left : decided.disable) {
-            const Status st = run_in_turn({{"systemctl", "disable", "--quiet", *unit(left)}}, env);
-            log(me + *unit(left) + " left enabled by a reshape to " + node + " cut short: " +
-                (st ? std::string("disabled") : st.error().message));
-        }
-        return true;
+    const UnitStart decided = reshape_request::decide_unit_start(*cluster, node, is_enabled(node), enabled);
+    for (const auto& left : decided.disable) {
+        const Status st = run_in_turn({{"systemctl", "disable", "--quiet", *unit(left)}}, env);
+        log(me + *unit(left) + " left enabled by a reshape to " + node + " cut short: " +
+            (st ? std::string("disabled") : st.error().message));
     }
     const bool stand_down = decided.what == UnitStart::StandDown;
-    log(me + decided.reason + (stand_down ? ": this unit disabled, the node powered down" : ""));
-    const std::string state = stand_down ? "state=POWER_DOWN_FORCE" : "state=DOWN";
-    if (Status st = slurm.scontrol({"update", "nodename=" + node, state, "reason=" + decided.reason}); !st)
-        log(me + "telling slurmctld failed: " + st.error().message);
+    auto tell = [&](const std::string& name, bool down) {
+        log(me + decided.reason + ": " + name + (down ? " set DOWN" : " powered down"));
+        const std::string state = down ? "state=DOWN" : "state=POWER_DOWN_FORCE";
+        if (Status st = slurm.scontrol({"update", "nodename=" + name, state, "reason=" + decided.reason}); !st)
+            log(me + "telling slurmctld failed: " + st.error().message);
+    };
+    for (const auto& left : decided.power_down) tell(left, false);
+    if (decided.what == UnitStart::Start) return true;
+    if (decided.what == UnitStart::StandAside) {
+        log(me + decided.reason + ": this unit not enabled, stopped");
+    } else {
+        tell(node, !stand_down);
+        log(me + (stand_down ? "this unit disabled and stopped" : "this unit stopped"));
+    }
     // Not waited for (the stop would wait for this very start); a stop asked for is not restarted.
     const std::vector<std::string> off =
         stand_down ? std::vector<std::string>{"systemctl", "disable", "--now", "--no-block", "--quiet", *unit(node)}

@@ -16,21 +16,27 @@ std::vector<std::string> siblings_of(const std::vector<SlurmNode>& cluster, cons
 
 struct UnitStart {
     enum What {
-        Start,      // this NodeName's slurmd runs; `disable` the units a cut left enabled
+        Start,      // this NodeName's slurmd runs
         StandDown,  // the reshape away from this NodeName had made the next one's geometry when the power
                     // went: this unit is disabled and stopped, the node powered down with `reason`
         Refuse,     // units enabled together for no reshape between them: none starts, the node is DOWN
                     // with `reason`, the units left as they are for the admin
+        StandAside,  // this unit is not enabled and another sibling's is (a start by hand, a restart
+                     // of a unit the RebootProgram left): it stops, slurmctld is not told anything
     } what = Start;
-    std::vector<std::string> disable;  // NodeNames whose units to disable
-    std::string reason;
+    std::vector<std::string> disable;     // Start: units a cut left enabled (NodeNames)
+    std::vector<std::string> power_down;  // Start: the siblings that gave the host up for this one
+    std::string reason;                   // why, for each node powered down or set DOWN
 };
 
-// What `node`'s unit does at its start, given the other siblings whose units are enabled too.
-// Slurmctld's record says which reshape was under way: the node that gave the host up is still
-// REBOOT_ISSUED (or REBOOT_REQUESTED) with Reason=xpart-reshape:<target>, its RebootProgram
-// having died with the host. Pure.
-UnitStart decide_unit_start(const std::vector<SlurmNode>& cluster, const std::string& node,
+// What `node`'s unit does at its start, given whether it is enabled itself and the other
+// siblings whose units are enabled.
+// Slurmctld's record says which reshape was under way: the node that gave the host up is
+// REBOOT_ISSUED with Reason=xpart-reshape:<target> until the RebootProgram powers it down, just
+// after it starts the target's unit; when the host lost power before that, the target's start
+// powers it down (else it would wait for a reboot that never comes, DOWN at ResumeTimeout).
+// Pure.
+UnitStart decide_unit_start(const std::vector<SlurmNode>& cluster, const std::string& node, bool enabled,
                             const std::vector<std::string>& enabled_siblings);
 
 }  // namespace xpart::reshape_request

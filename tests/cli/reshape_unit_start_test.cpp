@@ -62,9 +62,9 @@ TEST(UnitStart, TheSiblingLeftStandsDownWithoutAReshape) {
     UnitHost host("slurmd@small slurmd@big", "slurmd@small slurmd@big");
     auto r = host.xpart({"unit-start", "small"});
     EXPECT_EQ(r.exit_code, 1) << r.err;
-    EXPECT_NE(r.err.find("slurmd@small: xpart-reshape: host is big now: this unit disabled, the node powered down"),
-              std::string::npos)
+    EXPECT_NE(r.err.find("slurmd@small: xpart-reshape: host is big now: small powered down\n"), std::string::npos)
         << r.err;
+    EXPECT_NE(r.err.find("slurmd@small: this unit disabled and stopped\n"), std::string::npos) << r.err;
     const auto asked = host.asked_lines();
     EXPECT_TRUE(has(asked, "scontrol update nodename=small state=POWER_DOWN_FORCE reason=xpart-reshape: host is big now"))
         << read_text(host.asked());
@@ -72,13 +72,16 @@ TEST(UnitStart, TheSiblingLeftStandsDownWithoutAReshape) {
     EXPECT_EQ(r.err.find("geometry"), std::string::npos) << "a reshape ran: " << r.err;
 }
 
-TEST(UnitStart, TheReshapesTargetDisablesTheUnitLeftThenMakesItsGeometry) {
+TEST(UnitStart, TheReshapesTargetDisablesTheUnitLeftPowersItsNodeDownThenMakesItsGeometry) {
     UnitHost host("slurmd@small slurmd@big", "slurmd@small slurmd@big");
     auto r = host.xpart({"unit-start", "big"});
     EXPECT_NE(r.err.find("slurmd@big: slurmd@small.service left enabled by a reshape to big cut short: disabled"),
               std::string::npos)
         << r.err;
     EXPECT_TRUE(has(host.asked_lines(), "systemctl disable --quiet slurmd@small.service")) << read_text(host.asked());
+    EXPECT_TRUE(has(host.asked_lines(),
+                    "scontrol update nodename=small state=POWER_DOWN_FORCE reason=xpart-reshape: host is big now"))
+        << read_text(host.asked());
     // No GPU here: the geometry is not made, and no slurmd starts.
     EXPECT_EQ(r.exit_code, 1) << r.err;
     EXPECT_NE(r.err.find("slurmd@big: geometry not made, slurmd not started"), std::string::npos) << r.err;
@@ -96,6 +99,17 @@ TEST(UnitStart, UnitsEnabledTogetherForNoReshapeStartNeither) {
     EXPECT_TRUE(has(host.asked_lines(), "scontrol update nodename=small state=DOWN reason=" + reason))
         << read_text(host.asked());
     EXPECT_TRUE(has(host.asked_lines(), "systemctl stop --no-block slurmd@small.service")) << read_text(host.asked());
+}
+
+TEST(UnitStart, AUnitNotEnabledStandsAsideAndTellsSlurmctldNothing) {
+    UnitHost host("slurmd@small", "slurmd@small slurmd@big");
+    auto r = host.xpart({"unit-start", "big"});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("slurmd@big: xpart-reshape: host is small (its unit enabled): this unit not enabled, stopped"),
+              std::string::npos)
+        << r.err;
+    EXPECT_TRUE(has(host.asked_lines(), "systemctl stop --no-block slurmd@big.service")) << read_text(host.asked());
+    for (const auto& line : host.asked_lines()) EXPECT_NE(line.rfind("scontrol update", 0), 0u) << line;
 }
 
 // The RebootProgram: the next sibling's unit is one systemd does not have (a wrong
