@@ -292,7 +292,15 @@ int run_reshape_reboot(const RebootArgs& args) {
     how.start_slurmd = [&](const std::string& node) -> Status {
         if (!args.slurmd_unit.empty()) {
             if (Status units = units_loaded(args.slurmd_unit, {plan.next, plan.down}, env); !units) return units;
-            return run_in_turn(reshape_request::slurmd_unit_commands(args.slurmd_unit, plan), env);
+            auto commands = reshape_request::slurmd_unit_commands(args.slurmd_unit, plan);
+            const auto start = commands.back();
+            commands.pop_back();
+            if (Status switched = run_in_turn(commands, env); !switched) return switched;
+            // A unit whose start fails is started again by systemd (Restart=on-failure), as the
+            // next sibling: not a node to set DOWN.
+            if (Status started = run_in_turn({start}, env); !started)
+                log("starting slurmd as " + node + ": " + started.error().message + "; its unit starts it again");
+            return ok_status();
         }
         std::string setting = args.slurmd_start;
         if (split_words(setting).empty()) setting = RebootArgs().slurmd_start;  // set, but to nothing

@@ -57,8 +57,9 @@ struct RebootFinish {
 // its message thread is between its shutdown check and accept(): it is sent again every
 // `resignal_every`), `plan.next`'s geometry is made whole (a reshape killed or failed halfway
 // leaves a GPU half-made: slurmd must not register it), then slurmd starts as `plan.next` and
-// `plan.down` is powered down. A geometry that cannot be made starts no slurmd: `plan.next` is
-// set DOWN with a reason naming what failed, and stays so for the admin. A refused
+// `plan.down` is powered down. A geometry that cannot be made starts no slurmd, and a start
+// that fails (`start_slurmd`'s error: a start nothing will try again) leaves none: `plan.next`
+// is set DOWN with a reason naming what failed, and stays so for the admin. A refused
 // plan's `next` (Slurm sets it DOWN at registration, as the reboot asked nextstate=DOWN) is
 // resumed once it answers, polled with next_pause's backoff for `resume_within` at most;
 // one that registered neither DOWN nor DRAIN is in service already and left as it is.
