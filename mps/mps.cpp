@@ -117,15 +117,6 @@ Status for_each_parallel(const std::vector<Item>& items, Step step) {
     return first;
 }
 
-// Polls until the recorded process is gone or the deadline passes.
-bool exits_by(const process::ProcessIdentity& p, Clock::time_point deadline) {
-    while (process::still_running(p)) {
-        if (Clock::now() >= deadline) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    return true;
-}
-
 // Does the daemon's control socket take a connection? (The daemon listens once it is ready
 // for commands; a stale socket of a crashed one refuses.) NVIDIA's daemon listens on a
 // SOCK_SEQPACKET socket; a stream one is tried too (EPROTOTYPE tells them apart).
@@ -398,12 +389,12 @@ MpsStopReport stop_daemons(const MpsConfig& c) {
     });
     const auto deadline = Clock::now() + c.timeout;
     for (const auto& r : live) {
-        if (exits_by(r.process, deadline)) continue;
+        if (process::exits_by(r.process, deadline)) continue;
         // Root's: ending the cgroup below kills it with whatever it forked.
         if (!c.housing && signal_if_same(r.process, SIGKILL))
             report.notes.push_back("MPS control daemon " + std::to_string(r.process.pid) + " for " +
                                    r.uuid + " ignored quit; killed");
-        if (!c.housing && !exits_by(r.process, Clock::now() + std::chrono::seconds(2)))
+        if (!c.housing && !process::exits_by(r.process, Clock::now() + std::chrono::seconds(2)))
             report.survivors.push_back("MPS control daemon " + std::to_string(r.process.pid) +
                                        " for " + r.uuid + " survived SIGKILL");
     }

@@ -1,10 +1,14 @@
 #include "process/process_identity.hpp"
 
+#include <poll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <csignal>
 #include <sstream>
+#include <thread>
 
 #include "libxpart/proc_stat.hpp"
 #include "libxpart/text.hpp"
@@ -40,11 +44,31 @@ bool still_running(const ProcessIdentity& id) {
 }
 
 bool signal_if_same(const ProcessIdentity& id, int sig) {
-    int fd = static_cast<int>(syscall(SYS_pidfd_open, id.pid, 0));
-    if (fd < 0) return false;
-    bool sent = still_running(id) && syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0) == 0;
-    close(fd);
-    return sent;
+    auto fd = open_pidfd(id.pid);
+    return fd.valid() && still_running(id) && syscall(SYS_pidfd_send_signal, fd.get(), sig, nullptr, 0) == 0;
+}
+
+bool exits_by(const ProcessIdentity& id, std::chrono::steady_clock::time_point deadline) {
+    auto fd = open_pidfd(id.pid);  // before still_running: see the header
+    while (still_running(id)) {
+        if (std::chrono::steady_clock::now() >= deadline) return false;
+        await_exit(fd, deadline);
+    }
+    return true;
+}
+
+cgroup::UniqueFd open_pidfd(pid_t pid) {
+    return cgroup::UniqueFd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+}
+
+void await_exit(const cgroup::UniqueFd& pidfd, std::chrono::steady_clock::time_point deadline) {
+    if (!pidfd.valid()) {  // none (out of descriptors): a nap, as before
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        return;
+    }
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{pidfd.get(), POLLIN, 0};
+    (void)poll(&p, 1, static_cast<int>(std::clamp<long long>(left.count(), 0, INT_MAX)));
 }
 
 std::string format_identity(const ProcessIdentity& id) {

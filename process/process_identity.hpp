@@ -5,8 +5,11 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
+
+#include "cgroup/unique_fd.hpp"
 
 namespace xpart::process {
 
@@ -23,6 +26,15 @@ bool still_running(const ProcessIdentity& id);
 // Sends `sig` only to that very process: a pidfd is opened first and the identity checked
 // after, so a pid reused in between is never signalled. False when it is gone (or differs).
 bool signal_if_same(const ProcessIdentity& id, int sig);
+// Waits until that very process has exited: true once it is gone, false if it still runs at
+// `deadline`. An event wait, not a poll (the pidfd, opened before the identity is checked, is
+// the recorded process's whenever the check holds): a reused pid is never waited on.
+bool exits_by(const ProcessIdentity& id, std::chrono::steady_clock::time_point deadline);
+
+// A pidfd of `pid` (invalid on error). It pins the process, not the pid's later owners.
+cgroup::UniqueFd open_pidfd(pid_t pid);
+// Sleeps until the pidfd's process exits (it turns readable) or `deadline`; 2 ms without one.
+void await_exit(const cgroup::UniqueFd& pidfd, std::chrono::steady_clock::time_point deadline);
 
 // "pid start_time uid" and back (parse: nullopt on anything malformed).
 std::string format_identity(const ProcessIdentity& id);

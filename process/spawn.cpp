@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <thread>
 
 #include "process/exit_status.hpp"
 
@@ -157,6 +156,8 @@ Result<pid_t> spawn_detached(const std::vector<std::string>& argv, const EnvMap&
 
 Result<int> wait_child(pid_t pid, std::chrono::steady_clock::time_point deadline,
                        const std::string& what) {
+    // Woken by the child's exit, not a timer (its output's EOF comes just before it is waitable).
+    const auto fd = open_pidfd(pid);
     for (;;) {
         int status = 0;
         pid_t r = waitpid(pid, &status, WNOHANG);
@@ -167,7 +168,7 @@ Result<int> wait_child(pid_t pid, std::chrono::steady_clock::time_point deadline
             waitpid(pid, &status, 0);
             return Error{what + ": timed out"};
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        await_exit(fd, deadline);
     }
 }
 

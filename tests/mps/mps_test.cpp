@@ -374,6 +374,30 @@ TEST_F(TempDirTest, StopSignalsOnlyTheVeryProcessRecorded) {
     EXPECT_TRUE(r.survivors.empty());
 }
 
+// exits_by wakes at the recorded process's exit (a zombie counts as gone), waits out the
+// deadline on one that runs on, and never waits on a pid now someone else's.
+TEST(ProcessExitTest, ExitsByWaitsOnlyForTheVeryProcessRecorded) {
+    using Clock = std::chrono::steady_clock;
+    Sleeper runs_on, reused;
+    auto other = *process::identify(reused.pid);
+    other.start_time += 1;  // a record of the pid's earlier owner
+    auto t0 = Clock::now();
+    EXPECT_TRUE(process::exits_by(other, t0 + std::chrono::seconds(20)));
+    EXPECT_LT(Clock::now() - t0, std::chrono::seconds(5)) << "waited on someone else's process";
+    t0 = Clock::now();
+    EXPECT_FALSE(process::exits_by(*process::identify(runs_on.pid), t0 + std::chrono::milliseconds(100)));
+    EXPECT_GE(Clock::now() - t0, std::chrono::milliseconds(100));
+    const auto id = *process::identify(runs_on.pid);
+    std::thread killer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        kill(runs_on.pid, SIGKILL);
+    });
+    t0 = Clock::now();
+    EXPECT_TRUE(process::exits_by(id, t0 + std::chrono::seconds(20)));
+    EXPECT_LT(Clock::now() - t0, std::chrono::seconds(5)) << "not woken by the exit";
+    killer.join();
+}
+
 TEST(MpsRecordsTest, MalformedRecordsAreOneClearError) {
     struct Case {
         const char* text;
