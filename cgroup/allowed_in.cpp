@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "cgroup/unique_fd.hpp"
+#include "libxpart/unique_fd.hpp"
 #include "libxpart/device_probe.hpp"
 #include "libxpart/root_fs.hpp"
 #include "libxpart/text.hpp"

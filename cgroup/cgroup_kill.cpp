@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "cgroup/cgroup_dirs.hpp"
-#include "cgroup/unique_fd.hpp"
+#include "libxpart/unique_fd.hpp"
 #include "libxpart/root_fs.hpp"
 #include "libxpart/text.hpp"
 

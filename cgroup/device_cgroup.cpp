@@ -9,7 +9,7 @@
 #include <cstring>
 #include <utility>
 
-#include "cgroup/unique_fd.hpp"
+#include "libxpart/unique_fd.hpp"
 #include "cgroup/v1_device_controller.hpp"
 #include "cgroup/v2_device_program.hpp"
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cgroup/slurm_step_reclaim.hpp"
-#include "cgroup/unique_fd.hpp"
+#include "libxpart/unique_fd.hpp"
 
 namespace xpart::cgroup {
 

@@ -10,7 +10,7 @@
 
 #include "cgroup/cgroup_kill.hpp"
 #include "cgroup/cgroup_dirs.hpp"
-#include "cgroup/unique_fd.hpp"
+#include "libxpart/unique_fd.hpp"
 #include "libxpart/root_fs.hpp"
 #include "libxpart/text.hpp"
 

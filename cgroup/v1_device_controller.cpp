@@ -10,7 +10,7 @@
 #include <map>
 #include <tuple>
 
-#include "cgroup/unique_fd.hpp"
+#include "libxpart/unique_fd.hpp"
 #include "libxpart/root_fs.hpp"
 #include "libxpart/text.hpp"
 

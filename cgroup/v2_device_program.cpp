@@ -10,7 +10,7 @@
 
 #include "cgroup/bpf_device_filter.hpp"
 #include "cgroup/bpf_syscall.hpp"
-#include "cgroup/unique_fd.hpp"
+#include "libxpart/unique_fd.hpp"
 
 namespace xpart::cgroup {
 

@@ -7,13 +7,13 @@
 #include <cerrno>
 #include <cstring>
 
-#include "cgroup/unique_fd.hpp"
+#include "libxpart/unique_fd.hpp"
 
 namespace xpart::mps {
 
 Result<std::optional<std::string>> read_whole_file(int dir_fd, const std::string& name,
                                                    const std::string& shown) {
-    cgroup::UniqueFd fd(openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    UniqueFd fd(openat(dir_fd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd.valid()) {
         if (errno == ENOENT) return std::optional<std::string>();
         return Error{shown + ": " + std::strerror(errno)};
@@ -30,7 +30,7 @@ Status write_whole_file(int dir_fd, const std::string& name, const std::string& 
                         mode_t mode, const std::string& shown) {
     const std::string tmp = name + ".new";
     unlinkat(dir_fd, tmp.c_str(), 0);
-    cgroup::UniqueFd fd(openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+    UniqueFd fd(openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
     if (!fd.valid()) return Error{shown + ": " + std::strerror(errno)};
     if (fchmod(fd.get(), mode) != 0 ||
         write(fd.get(), content.data(), content.size()) != static_cast<ssize_t>(content.size()))

@@ -57,11 +57,11 @@ bool exits_by(const ProcessIdentity& id, std::chrono::steady_clock::time_point d
     return true;
 }
 
-cgroup::UniqueFd open_pidfd(pid_t pid) {
-    return cgroup::UniqueFd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
+UniqueFd open_pidfd(pid_t pid) {
+    return UniqueFd(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
 }
 
-void await_exit(const cgroup::UniqueFd& pidfd, std::chrono::steady_clock::time_point deadline) {
+void await_exit(const UniqueFd& pidfd, std::chrono::steady_clock::time_point deadline) {
     if (!pidfd.valid()) {  // none (out of descriptors): a nap, as before
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
         return;

@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "cgroup/unique_fd.hpp"
+#include "libxpart/unique_fd.hpp"
 
 namespace xpart::process {
 
@@ -32,9 +32,9 @@ bool signal_if_same(const ProcessIdentity& id, int sig);
 bool exits_by(const ProcessIdentity& id, std::chrono::steady_clock::time_point deadline);
 
 // A pidfd of `pid` (invalid on error). It pins the process, not the pid's later owners.
-cgroup::UniqueFd open_pidfd(pid_t pid);
+UniqueFd open_pidfd(pid_t pid);
 // Sleeps until the pidfd's process exits (it turns readable) or `deadline`; 2 ms without one.
-void await_exit(const cgroup::UniqueFd& pidfd, std::chrono::steady_clock::time_point deadline);
+void await_exit(const UniqueFd& pidfd, std::chrono::steady_clock::time_point deadline);
 
 // "pid start_time uid" and back (parse: nullopt on anything malformed).
 std::string format_identity(const ProcessIdentity& id);

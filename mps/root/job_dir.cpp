@@ -20,7 +20,6 @@
 namespace xpart::mps {
 namespace {
 
-using cgroup::UniqueFd;
 constexpr const char* kUserLeaf = "user";
 constexpr const char* kLock = "lock";
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "cgroup/unique_fd.hpp"
+#include "libxpart/unique_fd.hpp"
 #include "process/credentials.hpp"
 #include "libxpart/result.hpp"
 #include "mps/private_dir.hpp"
@@ -30,10 +30,10 @@ namespace xpart::mps {
 // Holds a job's flock until destroyed.
 class JobLock {
 public:
-    explicit JobLock(cgroup::UniqueFd fd) : fd_(std::move(fd)) {}
+    explicit JobLock(UniqueFd fd) : fd_(std::move(fd)) {}
 
 private:
-    cgroup::UniqueFd fd_;
+    UniqueFd fd_;
 };
 
 class JobDir {
@@ -73,7 +73,7 @@ private:
     std::string run_dir_, job_id_, path_;
     unsigned user_dir_mib_ = 0;  // 0: not known (opened, not made)
     process::Credentials user_;
-    std::shared_ptr<cgroup::UniqueFd> run_fd_, dir_fd_;
+    std::shared_ptr<UniqueFd> run_fd_, dir_fd_;
 };
 
 // Job ids: Slurm's are decimal; anything that could escape the directory is refused.

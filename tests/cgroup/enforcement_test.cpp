@@ -16,7 +16,7 @@
 
 #include "cgroup/bpf_device_filter.hpp"
 #include "cgroup/bpf_syscall.hpp"
-#include "cgroup/unique_fd.hpp"
+#include "libxpart/unique_fd.hpp"
 #include "cgroup/v2_device_program.hpp"
 #include "tests/cgroup/cgroup_fixture.hpp"
 #include "tests/cgroup/rule_builders.hpp"

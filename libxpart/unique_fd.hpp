@@ -1,11 +1,11 @@
-// An owned file descriptor, closed on scope exit.
+// An owned file descriptor, closed on scope exit (libxpart: process/ and cgroup/ both hold them).
 #pragma once
 
 #include <unistd.h>
 
 #include <utility>
 
-namespace xpart::cgroup {
+namespace xpart {
 
 class UniqueFd {
 public:
@@ -34,4 +34,4 @@ private:
     int fd_ = -1;
 };
 
-}  // namespace xpart::cgroup
+}  // namespace xpart
