@@ -218,13 +218,17 @@ bool sibling_units_settled(const UnitStartArgs& args, reshape_request::SlurmClie
         log(me + (stand_down ? "this unit disabled and stopped" : "this unit stopped"));
     }
     // Not waited for (the stop would wait for this very start); a stop asked for is not restarted.
+    // Under systemd (a unit's process has INVOCATION_ID) the stop ends this start with SIGTERM,
+    // which only the stop sends: waited for and taken as a clean end (the unit is stopping by
+    // then, nothing more starts), so that the unit ends stopped, not failed by a signal or by an
+    // exit that came first.
+    const bool under_systemd = std::getenv("INVOCATION_ID") != nullptr;
+    if (under_systemd) std::signal(SIGTERM, [](int) { _exit(0); });
     const std::vector<std::string> off =
         stand_down ? std::vector<std::string>{"systemctl", "disable", "--now", "--no-block", "--quiet", *unit(node)}
                    : std::vector<std::string>{"systemctl", "stop", "--no-block", *unit(node)};
     if (Status st = run_in_turn({off}, env); !st) log(me + st.error().message);
-    // Under systemd (a unit's process has INVOCATION_ID), the stop ends this process with SIGTERM:
-    // waited for, so the unit ends stopped rather than failed by an exit that came first.
-    for (int tenth = 0; std::getenv("INVOCATION_ID") && tenth < 100; ++tenth)
+    for (int tenth = 0; under_systemd && tenth < 100; ++tenth)
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     return false;
 }

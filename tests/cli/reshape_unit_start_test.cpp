@@ -37,6 +37,7 @@ struct UnitHost {
         tool("systemctl", "case $1 in\n"
                           "is-enabled) case \" " + enabled + " \" in *\" ${3%.service} \"*) exit 0 ;; esac; exit 1 ;;\n"
                           "show) case \" " + loaded + " \" in *\" ${4%.service} \"*) echo loaded ;; *) echo not-found ;; esac ;;\n"
+                          "disable|stop) [ -z \"$STOP_SIGNALS\" ] || kill -TERM $PPID ;;\n"
                           "esac\n");
         tool("squeue", "");
     }
@@ -45,9 +46,13 @@ struct UnitHost {
         write_text(path, "#!/bin/sh\necho \"" + name + " $*\" >>" + asked() + "\n" + body + "exit 0\n");
         chmod(path.c_str(), 0755);
     }
-    CommandResult xpart(const std::vector<std::string>& args) const {
+    // `env`: more VAR=VALUE for xpart's environment.
+    CommandResult xpart(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) const {
         std::vector<std::string> argv{"/usr/bin/timeout", "20", "/usr/bin/env", "PATH=" + dir.path() + ":/usr/bin:/bin",
-                                      "XPART_SLURMD_UNIT=slurmd@%n.service", build_dir() + "/xpart", "reshape-request"};
+                                      "XPART_SLURMD_UNIT=slurmd@%n.service"};
+        argv.insert(argv.end(), env.begin(), env.end());
+        argv.push_back(build_dir() + "/xpart");
+        argv.push_back("reshape-request");
         argv.insert(argv.end(), args.begin(), args.end());
         return run_command(argv);
     }
@@ -70,6 +75,16 @@ TEST(UnitStart, TheSiblingLeftStandsDownWithoutAReshape) {
         << read_text(host.asked());
     EXPECT_TRUE(has(asked, "systemctl disable --now --no-block --quiet slurmd@small.service")) << read_text(host.asked());
     EXPECT_EQ(r.err.find("geometry"), std::string::npos) << "a reshape ran: " << r.err;
+}
+
+// Under systemd, the stop the start asked for ends it with SIGTERM (systemctl sends it here): a
+// clean end, so that the unit ends stopped, not failed. Without the stop's signal, exit 1.
+TEST(UnitStart, UnderSystemdTheStopsSigtermEndsAStandDownCleanly) {
+    UnitHost host("slurmd@small slurmd@big", "slurmd@small slurmd@big");
+    auto r = host.xpart({"unit-start", "small"}, {"INVOCATION_ID=0123", "STOP_SIGNALS=1"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(has(host.asked_lines(), "systemctl disable --now --no-block --quiet slurmd@small.service"))
+        << read_text(host.asked());
 }
 
 TEST(UnitStart, TheReshapesTargetDisablesTheUnitLeftPowersItsNodeDownThenMakesItsGeometry) {
