@@ -183,12 +183,14 @@ bool sibling_units_settled(const UnitStartArgs& args, reshape_request::SlurmClie
         return false;
     }
     const auto unit = [&](const std::string& name) { return reshape_request::slurmd_unit_name(setting, name); };
-    const auto siblings = reshape_request::siblings_of(*cluster, node);
+    auto siblings = reshape_request::siblings_of(*cluster, node);
+    siblings.push_back(node);  // each named before any is asked about, this one too
     for (const auto& name : siblings)
-        if (!unit(name) || !unit(node)) {
+        if (!unit(name)) {
             log(me + "XPART_SLURMD_UNIT=" + setting + ": not one unit name with %n for " + name + ": slurmd not started");
             return false;
         }
+    siblings.pop_back();
     auto is_enabled = [&](const std::string& name) {
         const auto status = command_status({"systemctl", "is-enabled", "--quiet", *unit(name)}, env);
         return status && *status == 0;

@@ -127,6 +127,20 @@ TEST(UnitStart, AUnitNotEnabledStandsAsideAndTellsSlurmctldNothing) {
     for (const auto& line : host.asked_lines()) EXPECT_NE(line.rfind("scontrol update", 0), 0u) << line;
 }
 
+// A setting that names no unit per NodeName stops the start before systemctl is asked anything,
+// a NodeName slurmctld does not list (no siblings to name) included.
+TEST(UnitStart, ASettingWithoutTheNodeNameStartsNothing) {
+    UnitHost host("", "");
+    for (const std::string node : {"small", "unknown"}) {
+        auto r = host.xpart({"unit-start", node}, {"XPART_SLURMD_UNIT=slurmd.service"});
+        EXPECT_EQ(r.exit_code, 1) << r.err;
+        EXPECT_NE(r.err.find("slurmd@" + node + ": XPART_SLURMD_UNIT=slurmd.service: not one unit name with %n for "),
+                  std::string::npos)
+            << r.err;
+    }
+    for (const auto& line : host.asked_lines()) EXPECT_NE(line.rfind("systemctl", 0), 0u) << line;
+}
+
 // The RebootProgram: the next sibling's unit is one systemd does not have (a wrong
 // XPART_SLURMD_UNIT, the template not installed): refused before anything is reshaped.
 TEST(RebootProgram, AUnitSystemdDoesNotHaveRefusesBeforeAnyReshape) {
