@@ -119,7 +119,7 @@ reshape_cluster_start() {
   local n kv
   mkdir -p "$XP_DIR/env"
   for n in "${XP_NODES[@]}" "${XP_CLOUD_NODES[@]}"; do
-    eval "local envs=(\"\${XP_ENV_$n[@]}\")"
+    local envs; node_env_of "$n"
     { printf 'export SLURM_CONF=%q\n' "$XP_DIR/etc/slurm.conf"
       for kv in "${envs[@]}"; do printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"; done; } >"$XP_DIR/env/$n"
   done

@@ -70,10 +70,15 @@ ConstrainRAMSpace=no"
 # cluster_node SHORTNAME GRES [VAR=VALUE...]: a NodeName unique to this cluster (n1 ->
 # xp<tag>n1); the VAR=VALUE pairs go into that slurmd's environment (XPART_ROOT, ...).
 # XP_NODE_FEATURES, when set, gives the node (and a cluster_cloud_node) Features=.
+# node_env_set NAME VAR=VALUE...: NodeName NAME's slurmd environment (the array XP_ENV_<NAME>);
+# node_env_of NAME: it, into the caller's `envs` array.
+node_env_set() { declare -ga "XP_ENV_$1"; local -n _env="XP_ENV_$1"; _env=("${@:2}"); }
+node_env_of() { local -n _env="XP_ENV_$1"; envs=("${_env[@]}"); }
+
 cluster_node() {
   local short=$1 name="${XP_CLUSTER}$1" gres=$2
   shift 2
-  eval "XP_ENV_$name=(\"\$@\")"
+  node_env_set "$name" "$@"
   XP_NODES+=("$name")
   node_line "$short" "${gres:+Gres=$gres}"
 }
@@ -91,7 +96,7 @@ node_line() {
 # name); the VAR=VALUE pairs are its unit's environment (slurmd_units.sh).
 cluster_cloud_node() {
   local name="${XP_CLUSTER}$1"
-  eval "XP_ENV_$name=(\"\${@:3}\")"
+  node_env_set "$name" "${@:3}"
   XP_CLOUD_NODES+=("$name")
   node_line "$1" "Gres=$2 State=CLOUD"
 }
@@ -154,7 +159,7 @@ CONF
   # Or each slurmd as an instance of the packaged slurmd@.service (slurmd_units.sh).
   if [ -n "${XP_SLURMD_UNITS:-}" ]; then slurmd_units_start; else
     for n in "${XP_NODES[@]}"; do
-      eval "local envs=(\"\${XP_ENV_$n[@]}\")"
+      local envs; node_env_of "$n"
       env "${envs[@]}" "${XP_SLURMD_SCOPE[@]}" slurmd -D -N "$n" -f "$SLURM_CONF" >"$XP_DIR/log/slurmd.$n.out" 2>&1 &
       XP_PIDS+=($!)
     done
@@ -173,7 +178,7 @@ slurmd_restart() {
   kill -TERM "$pid"
   for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   ! kill -0 "$pid" 2>/dev/null || fail "slurmd of $node did not stop"
-  eval "local envs=(\"\${XP_ENV_$node[@]}\")"
+  local envs; node_env_of "$node"
   env "${envs[@]}" "${XP_SLURMD_SCOPE[@]}" slurmd -D -N "$node" -f "$SLURM_CONF" >>"$XP_DIR/log/slurmd.$node.out" 2>&1 &
   XP_PIDS+=($!)
   for _ in $(seq 300); do

@@ -22,7 +22,7 @@ slurmd_units_start() {
   ! systemctl is-enabled -q slurmd.service 2>/dev/null || { XP_REENABLE_SLURMD=1; systemctl disable --quiet slurmd.service; }
   for n in "${XP_NODES[@]}" "${XP_CLOUD_NODES[@]}"; do
     mkdir -p "/run/systemd/system/slurmd@$n.service.d"
-    eval "local envs=(\"\${XP_ENV_$n[@]}\")"
+    local envs; node_env_of "$n"
     {
       printf '[Service]\nEnvironmentFile=\n'
       printf 'EnvironmentFile=%s\n' $files
