@@ -294,7 +294,8 @@ cluster_stop() {
 gres_records() {
   local node=$1 root; shift
   root=$(env "$@" printenv XPART_ROOT || true)
-  env "$@" slurmd -G -N "$node" -f "$SLURM_CONF" 2>&1 | python3 -c '
+  # In the cluster's slurmd scope (25.11 on cgroup v2 sets its cgroup up even for -G).
+  env "$@" "${XP_SLURMD_SCOPE[@]}" slurmd -G -N "$node" -f "$SLURM_CONF" 2>&1 | python3 -c '
 import json, re, sys
 root = sys.argv[1].rstrip("/")
 lines = sys.stdin.readlines()  # slurmd -G writes the cache: read it only after it exited
