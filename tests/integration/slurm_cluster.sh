@@ -67,14 +67,14 @@ ConstrainRAMSpace=no"
   XP_LAYOUT=$(slurmd -C | head -1 | grep -o 'CPUs=[0-9]* Boards=[0-9]* SocketsPerBoard=[0-9]* CoresPerSocket=[0-9]* ThreadsPerCore=[0-9]*')
 }
 
-# cluster_node SHORTNAME GRES [VAR=VALUE...]: a NodeName unique to this cluster (n1 ->
-# xp<tag>n1); the VAR=VALUE pairs go into that slurmd's environment (XPART_ROOT, ...).
-# XP_NODE_FEATURES, when set, gives the node (and a cluster_cloud_node) Features=.
 # node_env_set NAME VAR=VALUE...: NodeName NAME's slurmd environment (the array XP_ENV_<NAME>);
 # node_env_of NAME: it, into the caller's `envs` array.
 node_env_set() { declare -ga "XP_ENV_$1"; local -n _env="XP_ENV_$1"; _env=("${@:2}"); }
 node_env_of() { local -n _env="XP_ENV_$1"; envs=("${_env[@]}"); }
 
+# cluster_node SHORTNAME GRES [VAR=VALUE...]: a NodeName unique to this cluster (n1 ->
+# xp<tag>n1); the VAR=VALUE pairs go into that slurmd's environment (XPART_ROOT, ...).
+# XP_NODE_FEATURES, when set, gives the node (and a cluster_cloud_node) Features=.
 cluster_node() {
   local short=$1 name="${XP_CLUSTER}$1" gres=$2
   shift 2
