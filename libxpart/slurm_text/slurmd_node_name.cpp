@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
-#include <iterator>
 #include <string_view>
+
+#include "libxpart/root_fs.hpp"
 
 namespace xpart {
 namespace {
@@ -51,8 +51,11 @@ std::optional<std::string> slurmd_node_name_arg(const std::vector<std::string>& 
 std::vector<std::string> own_arguments() { return process_arguments("self"); }
 
 std::vector<std::string> process_arguments(const std::string& pid) {
-    std::ifstream in("/proc/" + pid + "/cmdline", std::ios::binary);
-    const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // This host's own /proc (a process here, not the simulated node's), read with read(2): a
+    // stream would link the C++ locale machinery into gres_gpu.so's front, relocated at each
+    // load by every Slurm process (docs/performance.md).
+    auto read = RootFs("/").read("/proc/" + pid + "/cmdline");
+    const std::string all = read ? std::move(*read) : std::string();
     std::vector<std::string> out;
     std::size_t start = 0;
     while (start < all.size()) {

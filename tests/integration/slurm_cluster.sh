@@ -203,6 +203,8 @@ cluster_wait_idle() {
 cluster_dump() {
   local f
   for f in "$XP_DIR"/log/*; do echo "--- $f"; tail -n 40 "$f"; done >&2
+  # slurmd@ units (slurmd_units.sh): what systemd did with each start, stop and restart.
+  [ -z "${XP_SLURMD_UNITS:-}" ] || { echo "--- journal of slurmd@*"; journalctl --no-pager -o short-monotonic -n 120 -u 'slurmd@*'; } >&2
 }
 
 # cluster_user SHORT: an unprivileged user unique to this cluster (XP_USER_<SHORT> is its

@@ -1,5 +1,8 @@
 // Which NodeName slurmd runs as, from its arguments: getopt_long's rules for slurmd's options.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <optional>
 #include <string>
@@ -47,6 +50,29 @@ TEST(OwnArguments, ThisProgramsArgv0) {
     const auto args = own_arguments();
     ASSERT_FALSE(args.empty());
     EXPECT_NE(args[0].find("libxpart_test"), std::string::npos) << args[0];
+}
+
+// Another process's argv as the kernel keeps it: every word, an empty one and one with a space
+// included; none for a pid that does not run.
+TEST(ProcessArguments, AnotherProcessExactly) {
+    const std::vector<std::string> argv{"/bin/sh", "-c", "sleep 30; :", "sh", "", "a b"};
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        execl(argv[0].c_str(), argv[0].c_str(), argv[1].c_str(), argv[2].c_str(), argv[3].c_str(),
+              argv[4].c_str(), argv[5].c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    std::vector<std::string> got;
+    for (int tries = 0; tries < 200 && got != argv; ++tries) {  // until the exec is done
+        got = process_arguments(std::to_string(child));
+        usleep(10000);
+    }
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    EXPECT_EQ(got, argv);
+    EXPECT_TRUE(process_arguments(std::to_string(child)).empty());
+    EXPECT_TRUE(process_arguments("no-such-pid").empty());
 }
 
 TEST(ShortHostname, HasNoDot) {
