@@ -21,6 +21,7 @@
 #include "libxpart/defaults.hpp"
 #include "libxpart/env_map.hpp"
 #include "libxpart/proc_stat.hpp"
+#include "libxpart/root_fs.hpp"
 #include "libxpart/slurm_text/slurmd_node_name.hpp"
 #include "libxpart/text.hpp"
 #include "mps/whole_file.hpp"
@@ -169,6 +170,24 @@ Status units_loaded(const std::string& setting, const std::vector<std::string>& 
     return ok_status();
 }
 
+// Under slurmd@ units, this part moves into a scope of its own (reshape_request::leave_unit_command),
+// checked in /proc/self/cgroup. Where it cannot, it says so and goes on: a start of the same
+// unit then waits until this part has ended, as systemd restarts it.
+void leave_unit(const EnvMap& env, const RebootLog& log) {
+    const long pid = static_cast<long>(getpid());
+    const std::string scope = reshape_request::leave_unit_scope(pid);
+    const auto status = command_status(reshape_request::leave_unit_command(pid), env);
+    if (status && *status == 0)
+        for (int tenth = 0; tenth < 50; ++tenth) {
+            const auto cgroup = RootFs("/").read("/proc/self/cgroup");
+            if (cgroup && cgroup->find("/" + scope + "\n") != std::string::npos) return;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    log("could not leave the slurmd unit's cgroup for " + scope + " (" +
+        (status ? "busctl: exit status " + std::to_string(*status) : status.error().message) +
+        "): the same unit starts again only once this has ended");
+}
+
 // Whether NODE's unit is the one to start, the other siblings' units enabled too or not
 // (decide_unit_start); what it decided done: the units a power cut left enabled disabled, or
 // this unit disabled or stopped without a restart and the node's record saying why.
@@ -285,6 +304,7 @@ int run_reshape_reboot(const RebootArgs& args) {
     if (child > 0) return plan.refused ? kExitError : kExitOk;
     detach();
     if (fork() != 0) _exit(0);  // not a session leader: no terminal can be acquired
+    if (!args.slurmd_unit.empty()) leave_unit(env, log);
     reshape_request::RebootFinish how;
     how.slurmd_running = [&] { return slurmd && process::still_running(*slurmd); };
     how.signal_slurmd = [&] {

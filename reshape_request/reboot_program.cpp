@@ -132,6 +132,17 @@ std::vector<std::vector<std::string>> slurmd_unit_commands(const std::string& un
             {"systemctl", "start", *next}};
 }
 
+std::string leave_unit_scope(long pid) { return "xpart-reboot-" + std::to_string(pid) + ".scope"; }
+
+std::vector<std::string> leave_unit_command(long pid) {
+    // StartTransientUnit(name, mode, properties a(sv), auxiliary units a(sa(sv))).
+    return {"busctl", "call", "--quiet", "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+            "org.freedesktop.systemd1.Manager", "StartTransientUnit", "ssa(sv)a(sa(sv))",
+            leave_unit_scope(pid), "fail",
+            "2", "PIDs", "au", "1", std::to_string(pid), "CollectMode", "s", "inactive-or-failed",
+            "0"};
+}
+
 bool start_reports_reboot(const SlurmNode& node) {
     return node.has("REBOOT_ISSUED") || node.has("POWERING_UP");
 }

@@ -83,6 +83,16 @@ std::optional<std::string> slurmd_unit_name(const std::string& setting, const st
 // unit again. Empty when a unit cannot be named (slurmd_unit_name).
 std::vector<std::vector<std::string>> slurmd_unit_commands(const std::string& unit, const RebootPlan& plan);
 
+// The busctl command that moves process `pid` into a transient scope of its own
+// (xpart-reboot-<pid>.scope, collected once it ends): the RebootProgram's part that outlives
+// slurmd leaves the slurmd@ unit's cgroup with it, as Slurm puts each slurmstepd in
+// slurmstepd.scope. Left inside, it keeps the unit's delegated cgroup from being emptied
+// after slurmd exits, and systemd cannot start that same unit again while it runs (EBUSY,
+// "Failed with result 'resources'"): what a refused, withdrawn or killed reshape does.
+std::vector<std::string> leave_unit_command(long pid);
+// The scope leave_unit_command names, as /proc/<pid>/cgroup shows it at the path's end.
+std::string leave_unit_scope(long pid);
+
 // Whether a slurmd starting as `node` must tell slurmctld the node has rebooted (slurmd -b):
 // while slurmctld waits for that NodeName's boot (a reshape's or refusal's REBOOT_ISSUED, a
 // sibling POWERING_UP), a start after that very start was killed included. Never otherwise: a

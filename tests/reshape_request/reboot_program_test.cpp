@@ -280,6 +280,18 @@ INSTANTIATE_TEST_SUITE_P(Settings, SlurmdUnit, ::testing::ValuesIn(kUnits), test
 
 // The unit's ExecStart reads the environment file its ExecStartPre (unit-start) writes, where
 // that writes it, and takes slurmd's -b from the variable the file sets: named once, read once.
+// The part that outlives slurmd moves itself, by its pid, into a scope systemd makes for it:
+// each argument where StartTransientUnit's signature wants it.
+TEST(SlurmdUnit, ThePartThatOutlivesSlurmdLeavesTheUnitForAScopeOfItsOwn) {
+    const std::vector<std::string> want{"busctl", "call", "--quiet", "org.freedesktop.systemd1",
+                                        "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                                        "StartTransientUnit", "ssa(sv)a(sa(sv))", "xpart-reboot-4242.scope",
+                                        "fail", "2", "PIDs", "au", "1", "4242", "CollectMode", "s",
+                                        "inactive-or-failed", "0"};
+    EXPECT_EQ(leave_unit_command(4242), want);
+    EXPECT_EQ(leave_unit_scope(4242), "xpart-reboot-4242.scope");
+}
+
 TEST(SlurmdUnit, TheTemplateReadsTheRebootFlagWhereItsExecStartPreWritesIt) {
     const char* src = std::getenv("XPART_SRCDIR");
     const std::string path = std::string(src ? src : "..") + "/etc/systemd/slurmd@.service.in";
