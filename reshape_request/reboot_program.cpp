@@ -72,6 +72,16 @@ void finish_reboot(SlurmClient& slurm, const RebootPlan& plan, const RebootFinis
         if (Status st = slurm.scontrol({"update", "nodename=" + plan.next, "state=DOWN", "reason=" + down}); !st)
             how.log("setting " + plan.next + " DOWN failed: " + st.error().message);
     }
+    // A refusal, a withdrawal or a killed reshape that outlasted ResumeTimeout: slurmctld has set
+    // the sibling asked for DOWN meanwhile, and DOWN it would stay, powered down, never asked
+    // for again. It is this attempt's doing: the sibling is returned to service first (which
+    // clears its reason), then powered down with the reason, as any refusal leaves it.
+    if (plan.refused)
+        if (auto asked = slurm.nodes(plan.down); asked && asked->size() == 1 && asked->front().resume_timed_out()) {
+            const Status st = slurm.scontrol({"update", "nodename=" + plan.down, "state=RESUME"});
+            how.log(plan.down + " was DOWN at ResumeTimeout while this reshape was undone: " +
+                    (st ? std::string("resumed") : "resuming it failed: " + st.error().message));
+        }
     if (Status st = slurm.scontrol({"update", "nodename=" + plan.down, "state=POWER_DOWN_FORCE", "reason=" + plan.reason});
         !st)
         how.log("powering " + plan.down + " down failed: " + st.error().message);

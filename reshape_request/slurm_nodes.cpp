@@ -10,6 +10,8 @@ namespace {
 
 constexpr std::string_view kReshapeReason = "Reason=xpart-reshape:";
 constexpr std::string_view kHostFeature = "xpart_host_";
+// What slurmctld's power_save.c sets, the same on 22.05 to 26.05.
+constexpr std::string_view kResumeTimeoutReason = "ResumeTimeout reached";
 
 // The value of " Key=" in a one-line record, up to the next space ("" when absent).
 std::string field(std::string_view line, std::string_view key) {
@@ -34,6 +36,10 @@ SlurmNode parse_node(std::string_view line) {
     node.host = field(line, "NodeHostName=");
     if (node.group.empty()) node.group = "host:" + node.host;
     // The reason runs to the end of its field: "xpart-reshape:gpu1-3g [slurm@2026-12-04T03:00:00]".
+    if (auto at = line.find(" Reason="); at != std::string_view::npos) {
+        const auto start = at + 8;
+        node.reason = std::string(line.substr(start, line.find(" [", start) - start));
+    }
     if (auto at = line.find(kReshapeReason); at != std::string_view::npos && (at == 0 || line[at - 1] == ' ')) {
         const auto start = at + kReshapeReason.size();
         const auto end = line.find_first_of(" [", start);
@@ -55,6 +61,8 @@ bool SlurmNode::powered_down() const {
 bool SlurmNode::waiting_to_register() const {
     return has("POWERING_UP") || has("NOT_RESPONDING") || powered_down();
 }
+
+bool SlurmNode::resume_timed_out() const { return has("DOWN") && reason == kResumeTimeoutReason; }
 
 std::vector<SlurmNode> parse_nodes(std::string_view text) {
     std::vector<SlurmNode> nodes;

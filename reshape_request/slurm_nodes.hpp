@@ -17,6 +17,7 @@ struct SlurmNode {
     std::vector<std::string> state;   // State= words: IDLE, DRAIN, REBOOT_REQUESTED, POWERING_UP, ...
     std::string host;                 // NodeHostName (24.11: a powered-down CLOUD node's is its NodeName)
     std::string reshape_target;       // from Reason=xpart-reshape:<target>; "" for any other reason
+    std::string reason;               // Reason=, without its " [user@time]"
 
     bool has(std::string_view word) const;
     // Powered down or on its way down (POWERED_DOWN, POWER_DOWN, POWERING_DOWN): not the
@@ -24,6 +25,8 @@ struct SlurmNode {
     bool powered_down() const;
     // Not registered yet: powering up, not responding, or powered down.
     bool waiting_to_register() const;
+    // DOWN by slurmctld itself because it did not register within ResumeTimeout after a power up.
+    bool resume_timed_out() const;
 };
 
 // The nodes of `scontrol show node -o` text; lines that are not a node (scontrol's errors) are

@@ -3,6 +3,7 @@
 # etc/reshape): sourced by the reshape tests and `scripts/demo reshape`, after slurm_cluster.sh
 # and cluster_init. Needs B (build tree: xpart, xpart-sim, the gres plugin) and S (source
 # tree: etc/reshape). job_field and wait_state below read and wait for the jobs.
+# XP_RESUME_TIMEOUT: slurm.conf's ResumeTimeout (120 s: a reshape in a loaded node VM fits).
 
 . "$(dirname "${BASH_SOURCE[0]}")/slurmd_units.sh"
 # On a systemd node with the packaged unit, each NodeName's slurmd is a slurmd@ instance, as
@@ -133,7 +134,7 @@ PrologSlurmctld=$XP_DIR/prolog-ctld.sh
 EpilogSlurmctld=$XP_DIR/epilog-ctld.sh
 SlurmdParameters=shutdown_on_reboot
 SuspendTime=31536000
-ResumeTimeout=120
+ResumeTimeout=${XP_RESUME_TIMEOUT:-120}
 SuspendTimeout=1
 SlurmctldParameters=power_save_interval=1
 PrivateData=cloud"
@@ -171,4 +172,30 @@ wait_state() {
   done
   cluster_dump; cat "$XP_DIR"/log/reshape.log "$XP_DIR"/log/resume.log >&2 2>/dev/null || true
   fail "job $1: $st, want $2"
+}
+
+# kill_fault CALL [kill|stop]: the fake NVML's fault at that call from now on ("": none).
+kill_fault() {
+  python3 - "$root/usr/lib/xpart-sim/nvml-spec.json" "$1" "${2:-kill}" <<'PY'
+import json, os, sys
+path, fault, kind = sys.argv[1:]
+spec = json.load(open(path))
+spec["nvidia"]["faults"] = {fault: kind} if fault else {}
+json.dump(spec, open(path + ".new", "w"))
+os.rename(path + ".new", path)
+PY
+}
+
+# stopped_reshape TO: the pid of `xpart reshape --slurm-node TO` once a `stop` fault has
+# stopped it (SIGSTOP), waited for 120 s at most.
+stopped_reshape() {
+  local p
+  for _ in $(seq 600); do
+    for p in $(pgrep -f "reshape --slurm-node $1( |\$)"); do
+      [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = T ] && { echo "$p"; return 0; }
+    done
+    sleep 0.2
+  done
+  cluster_dump
+  fail "no reshape to $1 stopped at its fault"
 }

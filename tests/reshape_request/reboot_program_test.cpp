@@ -123,7 +123,7 @@ TEST(Finish, ARefusedHostIsResumedOnceItAnswers) {
     Finisher f;
     f.slurm.cluster_at = [](int rpc) {
         return "NodeName=small AvailableFeatures=xpart_host_h NodeHostName=h State=" +
-               std::string(rpc < 3 ? "DOWN+NOT_RESPONDING" : "DOWN") + "\n";
+               std::string(rpc < 4 ? "DOWN+NOT_RESPONDING" : "DOWN") + "\n";
     };
     f.run(kRefused);
     EXPECT_EQ(f.made, std::vector<std::string>{"small"});  // a reshape killed halfway is undone
@@ -131,7 +131,7 @@ TEST(Finish, ARefusedHostIsResumedOnceItAnswers) {
     EXPECT_EQ(f.slurm.told, (std::vector<std::string>{
                                 "update nodename=big state=POWER_DOWN_FORCE reason=xpart-reshape refused: no",
                                 "update nodename=small state=RESUME"}));
-    EXPECT_EQ(f.slurm.node_rpcs, 3);
+    EXPECT_EQ(f.slurm.node_rpcs, 4);  // big's record once, then small's until it answers
     EXPECT_EQ(f.time.slept.size(), 2u);
 }
 
@@ -144,7 +144,7 @@ TEST(Finish, ARefusedHostBackInServiceAlreadyIsLeftAsItIs) {
         EXPECT_EQ(resumed, std::string(state).find("DOWN") != std::string::npos ||
                                std::string(state).find("DRAIN") != std::string::npos)
             << state;
-        EXPECT_EQ(f.slurm.node_rpcs, 1) << state;
+        EXPECT_EQ(f.slurm.node_rpcs, 2) << state;
     }
 }
 
@@ -157,6 +157,50 @@ TEST(Finish, AHostThatNeverAnswersIsResumedAfterAMinuteWithFewRpcs) {
     EXPECT_GE(f.time.t - std::chrono::steady_clock::time_point{}, 55s);
     EXPECT_LE(f.slurm.node_rpcs, 40);  // the bash loop's was 600
 }
+
+// The sibling asked for, after the attempt ended: slurmctld set it DOWN at ResumeTimeout while a
+// slow refusal or a killed reshape was undone (resumed, so that a job can ask for it again), or
+// anything else (left to the admin).
+struct AskedCase {
+    const char* name;
+    const char* big;  // its record's state and reason
+    bool resumed;
+};
+
+const AskedCase kAsked[] = {
+    {"down at resume timeout", "State=DOWN+CLOUD+POWERED_DOWN Reason=ResumeTimeout reached [slurm@2026-12-07T13:00:00]",
+     true},
+    {"down at resume timeout and still powering down",
+     "State=DOWN+CLOUD+POWERING_DOWN Reason=ResumeTimeout reached [slurm@2026-12-07T13:00:00]", true},
+    {"down for the admin", "State=DOWN+CLOUD+POWERED_DOWN Reason=maintenance [root@2026-12-07T13:00:00]", false},
+    {"drained at resume timeout's words", "State=IDLE+DRAIN+CLOUD Reason=ResumeTimeout reached [root@2026-12-07T13:00:00]",
+     false},
+    {"powering up still", "State=IDLE+CLOUD+NOT_RESPONDING+POWERING_UP", false},
+};
+
+class Asked : public ::testing::TestWithParam<AskedCase> {};
+
+TEST_P(Asked, IsResumedOnlyWhenResumeTimeoutSetItDown) {
+    Finisher f;
+    f.slurm.cluster = std::string("NodeName=small AvailableFeatures=xpart_host_h NodeHostName=h State=IDLE\n") +
+                      "NodeName=big AvailableFeatures=xpart_host_h NodeHostName=big " + GetParam().big + "\n";
+    f.run(kRefused);
+    // Resumed first (RESUME clears a reason), then powered down with the refusal's reason.
+    std::vector<std::string> want{"update nodename=big state=POWER_DOWN_FORCE reason=xpart-reshape refused: no"};
+    if (GetParam().resumed) want.insert(want.begin(), "update nodename=big state=RESUME");
+    EXPECT_EQ(f.slurm.told, want);
+    EXPECT_EQ(f.logged, GetParam().resumed
+                            ? std::vector<std::string>{"big was DOWN at ResumeTimeout while this reshape was undone: resumed"}
+                            : std::vector<std::string>{});
+    // A reshape that was made: its sibling left is powered down, nothing read, nothing resumed.
+    Finisher made;
+    made.slurm.cluster = f.slurm.cluster;
+    made.run(RebootPlan{"small", "big", "xpart-reshape: host is small now", false, ""});
+    EXPECT_EQ(made.slurm.told,
+              std::vector<std::string>{"update nodename=big state=POWER_DOWN_FORCE reason=xpart-reshape: host is small now"});
+}
+
+INSTANTIATE_TEST_SUITE_P(Refusals, Asked, ::testing::ValuesIn(kAsked), testing::SentenceCaseName{});
 
 TEST(Finish, FailuresAreLoggedAndTheRestStillHappens) {
     Finisher f;
@@ -201,7 +245,7 @@ TEST_P(NotStarted, TheNodeIsDownWithWhyAndNotResumed) {
                                     "update nodename=" + plan.next + " state=DOWN reason=" + reason,
                                     "update nodename=" + plan.down + " state=POWER_DOWN_FORCE reason=" + plan.reason}));
         EXPECT_EQ(f.logged, std::vector<std::string>{reason + ", " + plan.next + " set DOWN"});
-        EXPECT_EQ(f.slurm.node_rpcs, 0);
+        EXPECT_EQ(f.slurm.node_rpcs, plan.refused ? 1 : 0);
     }
 }
 

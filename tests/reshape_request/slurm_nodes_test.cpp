@@ -60,6 +60,30 @@ const NodeCase kNodes[] = {
 };
 INSTANTIATE_TEST_SUITE_P(Lines, ParseNode, ::testing::ValuesIn(kNodes), testing::SentenceCaseName{});
 
+// The reason without Slurm's " [user@time]"; DOWN at ResumeTimeout only as slurmctld words it.
+TEST(ParseNode, ReadsTheReasonAndAResumeTimeout) {
+    struct {
+        const char* line;
+        const char* reason;
+        bool timed_out;
+    } const cases[] = {
+        {"NodeName=b NodeHostName=b State=DOWN+CLOUD+POWERED_DOWN Reason=ResumeTimeout reached [slurm@2026-12-07T13:00:00]",
+         "ResumeTimeout reached", true},
+        {"NodeName=b NodeHostName=b State=IDLE+CLOUD+POWERED_DOWN Reason=ResumeTimeout reached [slurm@2026-12-07T13:00:00]",
+         "ResumeTimeout reached", false},
+        {"NodeName=b NodeHostName=b State=DOWN Reason=ResumeTimeout reached, said the admin [root@2026-12-07T13:00:00]",
+         "ResumeTimeout reached, said the admin", false},
+        {"NodeName=b NodeHostName=b State=DOWN Reason=xpart-reshape:c", "xpart-reshape:c", false},
+        {"NodeName=b NodeHostName=b State=DOWN", "", false},
+    };
+    for (const auto& c : cases) {
+        auto nodes = parse_nodes(c.line);
+        ASSERT_EQ(nodes.size(), 1u);
+        EXPECT_EQ(nodes[0].reason, c.reason) << c.line;
+        EXPECT_EQ(nodes[0].resume_timed_out(), c.timed_out) << c.line;
+    }
+}
+
 TEST(ParseNodes, LeavesOutWhatIsNotANode) {
     auto nodes = parse_nodes("slurm_load_node error: Unable to contact slurm controller\n"
                              "NodeName=a NodeHostName=h State=IDLE\n\nNodeName=b NodeHostName=h State=ALLOCATED\n");
