@@ -58,8 +58,9 @@ struct RebootFinish {
 // `resignal_every`), `plan.next`'s geometry is made whole (a reshape killed or failed halfway
 // leaves a GPU half-made: slurmd must not register it), then slurmd starts as `plan.next` and
 // `plan.down` is powered down (a refused plan's `plan.down` that slurmctld set DOWN at
-// ResumeTimeout meanwhile is resumed first, then powered down). A geometry that cannot be made starts no slurmd, and a start
-// that fails (`start_slurmd`'s error: a start nothing will try again) leaves none: `plan.next`
+// ResumeTimeout meanwhile is resumed first, then powered down). A geometry that cannot be
+// made starts no slurmd, and a start that fails (`start_slurmd`'s error: a start nothing will
+// try again) leaves none: `plan.next`
 // is set DOWN with a reason naming what failed, and stays so for the admin. A refused
 // plan's `next` (Slurm sets it DOWN at registration, as the reboot asked nextstate=DOWN) is
 // resumed once it answers, polled with next_pause's backoff for `resume_within` at most;
