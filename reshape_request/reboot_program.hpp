@@ -60,11 +60,11 @@ struct RebootFinish {
 // `plan.down` is powered down (a refused plan's `plan.down` that slurmctld set DOWN at
 // ResumeTimeout meanwhile is resumed first, then powered down). A geometry that cannot be
 // made starts no slurmd, and a start that fails (`start_slurmd`'s error: a start nothing will
-// try again) leaves none: `plan.next`
-// is set DOWN with a reason naming what failed, and stays so for the admin. A refused
-// plan's `next` (Slurm sets it DOWN at registration, as the reboot asked nextstate=DOWN) is
-// resumed once it answers, polled with next_pause's backoff for `resume_within` at most;
-// one that registered neither DOWN nor DRAIN is in service already and left as it is.
+// try again) leaves none: `plan.next` is set DOWN with a reason naming what failed, and stays
+// so for the admin. A refused plan's `next` (Slurm sets it DOWN at registration, as the reboot
+// asked nextstate=DOWN) is resumed once it answers, polled with next_pause's backoff for
+// `resume_within` at most; one that registered neither DOWN nor DRAIN is in service already
+// and left as it is.
 void finish_reboot(SlurmClient& slurm, const RebootPlan& plan, const RebootFinish& how, const Pacing& pacing);
 
 // The command that starts slurmd as `node`, from the site's setting (XPART_SLURMD_START): its

@@ -9,6 +9,7 @@ namespace xpart::reshape_request {
 namespace {
 
 constexpr std::string_view kReshapeReason = "Reason=xpart-reshape:";
+constexpr std::string_view kReasonField = " Reason=";
 constexpr std::string_view kHostFeature = "xpart_host_";
 // What slurmctld's power_save.c sets, the same on 22.05 to 26.05.
 constexpr std::string_view kResumeTimeoutReason = "ResumeTimeout reached";
@@ -36,8 +37,8 @@ SlurmNode parse_node(std::string_view line) {
     node.host = field(line, "NodeHostName=");
     if (node.group.empty()) node.group = "host:" + node.host;
     // The reason runs to the end of its field: "xpart-reshape:gpu1-3g [slurm@2026-12-04T03:00:00]".
-    if (auto at = line.find(" Reason="); at != std::string_view::npos) {
-        const auto start = at + 8;
+    if (auto at = line.find(kReasonField); at != std::string_view::npos) {
+        const auto start = at + kReasonField.size();
         node.reason = std::string(line.substr(start, line.find(" [", start) - start));
     }
     if (auto at = line.find(kReshapeReason); at != std::string_view::npos && (at == 0 || line[at - 1] == ' ')) {

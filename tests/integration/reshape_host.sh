@@ -174,6 +174,16 @@ wait_state() {
   fail "job $1: $st, want $2"
 }
 
+# partitions: what discovery sees on the MIG host now, "type uuid device-files" lines;
+# partition_counts: the same counted by type ("7 1g.10gb").
+partitions() {
+  "$B/xpart" --root "$root" discover --json --nvml-library "$nvml" |
+    python3 -c 'import json,sys
+for g in json.load(sys.stdin)["gpus"]:
+    for p in g["partitions"]: print(p["type"], p["uuid"], ",".join(f["path"] for f in p["device_files"]))'
+}
+partition_counts() { partitions | awk '{print $1}' | sort | uniq -c | xargs; }
+
 # kill_fault CALL [kill|stop]: the fake NVML's fault at that call from now on ("": none).
 kill_fault() {
   python3 - "$root/usr/lib/xpart-sim/nvml-spec.json" "$1" "${2:-kill}" <<'PY'
