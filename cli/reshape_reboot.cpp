@@ -254,6 +254,26 @@ bool sibling_units_settled(const UnitStartArgs& args, reshape_request::SlurmClie
     return false;
 }
 
+// A sibling powers up: the host's watcher again (host_watch_command), should the ResumeProgram's
+// have ended with a power cut or slurmctld. One that runs already keeps its unit: nothing to do.
+void start_host_watch(const std::string& node, const EnvMap& env, const RebootLog& log) {
+    std::vector<std::string> pass;
+    for (const char* name : {"SLURM_CONF", "XPART_RESHAPE_TURN_DIR"})
+        if (const auto it = env.find(name); it != env.end()) pass.push_back(std::string(name) + "=" + it->second);
+    const auto self = RootFs("/").read_link("/proc/self/exe");
+    const auto argv = reshape_request::host_watch_command(self ? *self : "xpart", node, pass);
+    if (argv.empty()) {
+        log("slurmd@" + node + ": a sibling powers up; no watcher of the host started (" + node + " cannot name a unit)");
+        return;
+    }
+    const auto status = command_status(argv, env);
+    log("slurmd@" + node + ": a sibling powers up: the host's watcher " +
+        (status && *status == 0 ? std::string("started (xpart-reshape-watch-") + node + ".service)"
+                                : std::string("not started (") +
+                                      (status ? "systemd-run: exit status " + std::to_string(*status) : status.error().message) +
+                                      "; one may run already)"));
+}
+
 }  // namespace
 
 int run_reshape_reboot(const RebootArgs& args) {
@@ -352,19 +372,23 @@ int run_unit_start(const UnitStartArgs& args) {
         log("slurmd@" + node + ": geometry not made, slurmd not started: " + first_line(made.output));
         return kExitError;
     }
-    auto nodes = slurm->nodes(node);
-    if (!nodes || nodes->size() != 1) {
+    auto cluster = slurm->nodes("");
+    const auto record = cluster ? std::find_if(cluster->begin(), cluster->end(),
+                                               [&](const reshape_request::SlurmNode& n) { return n.name == node; })
+                                : std::vector<reshape_request::SlurmNode>::iterator{};
+    if (!cluster || record == cluster->end()) {
         log("slurmd@" + node + ": slurmctld's record of " + node + " not read (" +
-            (nodes ? std::to_string(nodes->size()) + " nodes" : nodes.error().message) + "): slurmd not started");
+            (cluster ? std::string("no such node") : cluster.error().message) + "): slurmd not started");
         return kExitError;
     }
-    const bool reboot = reshape_request::start_reports_reboot(nodes->front());
+    const bool reboot = reshape_request::start_reports_reboot(*record);
     if (Status st = write_reboot_flag(node, reshape_request::slurmd_reboot_flag_text(reboot)); !st) {
         log("slurmd@" + node + ": " + st.error().message + ": slurmd not started");
         return kExitError;
     }
     log("slurmd@" + node + ": " + first_line(made.output) +
         (reboot ? "; slurmctld waits for its boot: slurmd -b" : ""));
+    if (reshape_request::sibling_powers_up(*cluster, node)) start_host_watch(node, env, log);
     return kExitOk;
 }
 

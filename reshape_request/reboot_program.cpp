@@ -1,10 +1,12 @@
 #include "reshape_request/reboot_program.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 
 #include "libxpart/defaults.hpp"
 #include "libxpart/text.hpp"
+#include "reshape_request/sibling_units.hpp"
 
 namespace xpart::reshape_request {
 
@@ -151,6 +153,26 @@ std::vector<std::string> leave_unit_command(long pid) {
             leave_unit_scope(pid), "fail",
             "2", "PIDs", "au", "1", std::to_string(pid), "CollectMode", "s", "inactive-or-failed",
             "0"};
+}
+
+std::vector<std::string> host_watch_command(const std::string& xpart, const std::string& node,
+                                            const std::vector<std::string>& env) {
+    const bool nameable = !node.empty() && std::all_of(node.begin(), node.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+    });
+    if (!nameable) return {};
+    std::vector<std::string> argv{"systemd-run", "--quiet", "--collect", "--no-block",
+                                  "--unit=xpart-reshape-watch-" + node + ".service"};
+    for (const auto& pair : env) argv.push_back("--setenv=" + pair);
+    argv.insert(argv.end(), {"--", xpart, "reshape-request", "watch", node});
+    return argv;
+}
+
+bool sibling_powers_up(const std::vector<SlurmNode>& cluster, const std::string& node) {
+    const auto siblings = siblings_of(cluster, node);
+    return std::any_of(cluster.begin(), cluster.end(), [&](const SlurmNode& n) {
+        return n.has("POWERING_UP") && std::find(siblings.begin(), siblings.end(), n.name) != siblings.end();
+    });
 }
 
 bool start_reports_reboot(const SlurmNode& node) {

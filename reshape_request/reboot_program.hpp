@@ -101,6 +101,18 @@ std::string leave_unit_scope(long pid);
 // restart under running jobs with -b looks to slurmctld like a node that rebooted under them.
 bool start_reports_reboot(const SlurmNode& node);
 
+// unit-start, where a sibling of `node` powers up (a job waits for it): the host's watcher
+// (watch_host, one per host) started again, in a transient service of its own, as the
+// ResumeProgram starts one on the controller. A power cut of a host that is its own controller,
+// or slurmctld restarted, ends that one, and the request a reshape cut short served is then
+// asked again by nobody: the sibling would wait until ResumeTimeout. `xpart` the program,
+// `env` the VAR=VALUE pairs the watcher needs (SLURM_CONF). Empty when `node` cannot name a
+// unit (a character systemd would escape).
+std::vector<std::string> host_watch_command(const std::string& xpart, const std::string& node,
+                                            const std::vector<std::string>& env);
+// Whether any sibling of `node` powers up (POWERING_UP).
+bool sibling_powers_up(const std::vector<SlurmNode>& cluster, const std::string& node);
+
 // The environment file slurmd@.service's ExecStartPre writes for its ExecStart (defaults.hpp).
 std::string slurmd_reboot_flag_text(bool reboot);
 

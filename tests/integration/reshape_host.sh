@@ -184,6 +184,39 @@ for g in json.load(sys.stdin)["gpus"]:
 }
 partition_counts() { partitions | awk '{print $1}' | sort | uniq -c | xargs; }
 
+# edit_nvml_state CODE [ARG]: the fake NVML's state changed by CODE (nvml_state_edit).
+edit_nvml_state() { "$S/tests/integration/nvml_state_edit" "$root/usr/lib/xpart-sim" "$@"; }
+# gpu_power_on: the MIG host's GPU as a power cycle leaves it: in MIG mode (a real GPU keeps
+# it across a reboot) with none of its instances.
+gpu_power_on() { edit_nvml_state 'for gpu in state["gpus"]: gpu["instances"] = []'; }
+# The partitions a MIG host's sibling's geometry has, counted by type (small and big: the
+# types reshape_host_start was given).
+partitions_of() { if [ "$1" = "$XP_NODE_big" ]; then echo "2 $big"; else echo "7 $small"; fi; }
+
+# came_back FROM TO JOB: after a power cut halfway through a reshape from FROM to TO, the host
+# must come back by itself, never run a job on a half-made geometry, never be INVAL: JOB (it
+# waited for TO) runs there, on TO's whole geometry, FROM powered down. A requeued job is held
+# back by Slurm (about 3 minutes): released, as an admin would. Waits 10 minutes at most.
+# Sets came_back_requeues.
+came_back() {
+  local from=$1 to=$2 job=$3 st states= deadline=$((SECONDS + 600))
+  while ((SECONDS < deadline)); do
+    st=$(job_field "$job" JobState)
+    states+=" $(sinfo -h -n "$from,$to" -o %T | sort -u | xargs)"
+    [ "$st" = COMPLETED ] && break
+    case $st in FAILED|CANCELLED|TIMEOUT|NODE_FAIL|BOOT_FAIL) break ;; esac
+    [ "$(job_field "$job" Restarts)" = 0 ] || scontrol update jobid="$job" StartTime=now 2>/dev/null || true
+    sleep 0.5
+  done
+  [ "$st" = COMPLETED ] || { cluster_dump; journalctl -n 30 --no-pager -u "slurmd@*"; cat "$XP_DIR"/log/reshape.log "$XP_DIR"/log/resume.log >&2; fail "job $job after the power cut: $st"; }
+  [[ $states != *inval* ]] || fail "a sibling was INVAL after the power cut:$states"
+  expect_eq "job $job ran on" "$(job_field "$job" NodeList)" "$to"
+  expect_eq "partitions after the power cut" "$(partition_counts)" "$(partitions_of "$to")"
+  powered_down "$from"
+  expect_units "$to" "$from"
+  came_back_requeues=$(job_field "$job" Restarts)
+}
+
 # kill_fault CALL [kill|stop]: the fake NVML's fault at that call from now on ("": none).
 kill_fault() {
   python3 - "$root/usr/lib/xpart-sim/nvml-spec.json" "$1" "${2:-kill}" <<'PY'

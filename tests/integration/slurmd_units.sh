@@ -8,12 +8,13 @@ slurmd_units_wanted() {
   [ "$(ps -o comm= -p 1)" = systemd ] && systemctl cat slurmd@.service >/dev/null 2>&1
 }
 
-# A runtime drop-in per NodeName (gone at the next boot): this cluster's slurm.conf and the
+# A runtime drop-in per NodeName (gone at the next boot; in XP_UNIT_DIR=/etc/systemd/system
+# where the cluster must outlive a boot, tests/vm/reshape_power_cut_test): this cluster's slurm.conf and the
 # node's settings (cluster_node's and cluster_cloud_node's VAR=VALUE pairs) in place of the
 # site's /etc/default files, which name the VM's packaged node; the unit's other environment
 # files (the reboot flag) kept. `%` is a unit specifier: doubled.
 slurmd_units_start() {
-  local n kv files
+  local n kv files dir=${XP_UNIT_DIR:-/run/systemd/system}
   files=$(systemctl cat slurmd@.service | sed -n 's/^EnvironmentFile=//p' | grep -v '/etc/default/')
   # As an admin sets a host up for the flow: the plain slurmd.service disabled and stopped
   # (the template Conflicts= it), put back as it was when the test ends.
@@ -21,13 +22,13 @@ slurmd_units_start() {
   ! systemctl is-active -q slurmd.service || XP_RESTORE_SLURMD=1
   ! systemctl is-enabled -q slurmd.service 2>/dev/null || { XP_REENABLE_SLURMD=1; systemctl disable --quiet slurmd.service; }
   for n in "${XP_NODES[@]}" "${XP_CLOUD_NODES[@]}"; do
-    mkdir -p "/run/systemd/system/slurmd@$n.service.d"
+    mkdir -p "$dir/slurmd@$n.service.d"
     local envs; node_env_of "$n"
     {
       printf '[Service]\nEnvironmentFile=\n'
       printf 'EnvironmentFile=%s\n' $files
       for kv in "SLURM_CONF=$SLURM_CONF" "${envs[@]}"; do printf 'Environment="%s"\n' "${kv//%/%%}"; done
-    } >"/run/systemd/system/slurmd@$n.service.d/xpart-test.conf"
+    } >"$dir/slurmd@$n.service.d/xpart-test.conf"
   done
   systemctl daemon-reload
   # The ExecStartPre asks slurmctld for the node's Gres=: once it answers.
@@ -39,10 +40,10 @@ slurmd_units_start() {
 }
 
 slurmd_units_stop() {
-  local n
+  local n dir=${XP_UNIT_DIR:-/run/systemd/system}
   for n in "${XP_NODES[@]}" "${XP_CLOUD_NODES[@]}"; do
     systemctl disable --now --quiet "slurmd@$n.service" 2>/dev/null || true
-    rm -rf "/run/systemd/system/slurmd@$n.service.d" "/run/xpart/slurmd-reboot-$n"
+    rm -rf "$dir/slurmd@$n.service.d" "/run/xpart/slurmd-reboot-$n"
   done
   systemctl daemon-reload
   systemctl reset-failed 'slurmd@*' 2>/dev/null || true

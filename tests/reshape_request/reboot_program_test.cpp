@@ -355,6 +355,34 @@ TEST(SlurmdUnit, TheTemplateReadsTheRebootFlagWhereItsExecStartPreWritesIt) {
     EXPECT_EQ(slurmd_reboot_flag_text(false), std::string(defaults::kSlurmdRebootVariable) + "=\n");
 }
 
+// A start while a sibling powers up starts the host's watcher again, in a service of its own
+// named by the node (one per host: a second start finds it running), with the settings given.
+TEST(HostWatch, StartsTheHostsWatcherInATransientServiceWithTheSettingsGiven) {
+    const std::vector<std::string> want{"systemd-run", "--quiet", "--collect", "--no-block",
+                                        "--unit=xpart-reshape-watch-gpu1-7x1g.service",
+                                        "--setenv=SLURM_CONF=/etc/slurm/slurm.conf", "--", "/usr/bin/xpart",
+                                        "reshape-request", "watch", "gpu1-7x1g"};
+    EXPECT_EQ(host_watch_command("/usr/bin/xpart", "gpu1-7x1g", {"SLURM_CONF=/etc/slurm/slurm.conf"}), want);
+    for (const char* unnameable : {"", "a b", "a/b", "n\\x2d", "a@b"})
+        EXPECT_TRUE(host_watch_command("/usr/bin/xpart", unnameable, {}).empty()) << unnameable;
+}
+
+TEST(HostWatch, OnlyASiblingPoweringUpCounts) {
+    const auto cluster = parse_nodes(
+        "NodeName=small AvailableFeatures=xpart_host_h NodeHostName=h State=IDLE+DRAIN+REBOOT_ISSUED "
+        "Reason=xpart-reshape:big\n"
+        "NodeName=big AvailableFeatures=xpart_host_h NodeHostName=big State=IDLE+CLOUD+POWERING_UP\n"
+        "NodeName=c AvailableFeatures=xpart_host_h NodeHostName=c State=IDLE+CLOUD+POWERED_DOWN\n"
+        "NodeName=other AvailableFeatures=xpart_host_o NodeHostName=o State=IDLE\n"
+        "NodeName=other2 AvailableFeatures=xpart_host_o NodeHostName=o2 State=IDLE+CLOUD+POWERED_DOWN\n"
+        "NodeName=lone AvailableFeatures=xpart_host_l NodeHostName=l State=IDLE+CLOUD+POWERING_UP\n");
+    EXPECT_TRUE(sibling_powers_up(cluster, "small"));
+    EXPECT_TRUE(sibling_powers_up(cluster, "c"));
+    EXPECT_FALSE(sibling_powers_up(cluster, "big"));    // itself: not a sibling
+    EXPECT_FALSE(sibling_powers_up(cluster, "other"));  // another host's powers up
+    EXPECT_FALSE(sibling_powers_up(cluster, "lone"));
+}
+
 // slurmd -b only while slurmctld waits for the NodeName's boot.
 struct RebootStateCase {
     const char* name;
