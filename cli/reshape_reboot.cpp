@@ -260,18 +260,16 @@ void start_host_watch(const std::string& node, const EnvMap& env, const RebootLo
     std::vector<std::string> pass;
     for (const char* name : {"SLURM_CONF", "XPART_RESHAPE_TURN_DIR"})
         if (const auto it = env.find(name); it != env.end()) pass.push_back(std::string(name) + "=" + it->second);
-    const auto self = RootFs("/").read_link("/proc/self/exe");
-    const auto argv = reshape_request::host_watch_command(self ? *self : "xpart", node, pass);
+    const auto argv = reshape_request::host_watch_command(own_program(), node, pass);
     if (argv.empty()) {
         log("slurmd@" + node + ": a sibling powers up; no watcher of the host started (" + node + " cannot name a unit)");
         return;
     }
+    const std::string me = "slurmd@" + node + ": a sibling powers up: the host's watcher ";
     const auto status = command_status(argv, env);
-    log("slurmd@" + node + ": a sibling powers up: the host's watcher " +
-        (status && *status == 0 ? std::string("started (xpart-reshape-watch-") + node + ".service)"
-                                : std::string("not started (") +
-                                      (status ? "systemd-run: exit status " + std::to_string(*status) : status.error().message) +
-                                      "; one may run already)"));
+    if (status && *status == 0) return log(me + "started (xpart-reshape-watch-" + node + ".service)");
+    log(me + "not started (" + (status ? "systemd-run: exit status " + std::to_string(*status) : status.error().message) +
+        "; one may run already)");
 }
 
 }  // namespace
@@ -372,11 +370,12 @@ int run_unit_start(const UnitStartArgs& args) {
         log("slurmd@" + node + ": geometry not made, slurmd not started: " + first_line(made.output));
         return kExitError;
     }
-    auto cluster = slurm->nodes("");
-    const auto record = cluster ? std::find_if(cluster->begin(), cluster->end(),
-                                               [&](const reshape_request::SlurmNode& n) { return n.name == node; })
-                                : std::vector<reshape_request::SlurmNode>::iterator{};
-    if (!cluster || record == cluster->end()) {
+    const auto cluster = slurm->nodes("");
+    const reshape_request::SlurmNode* record = nullptr;
+    if (cluster)
+        for (const auto& n : *cluster)
+            if (n.name == node) record = &n;
+    if (!record) {
         log("slurmd@" + node + ": slurmctld's record of " + node + " not read (" +
             (cluster ? std::string("no such node") : cluster.error().message) + "): slurmd not started");
         return kExitError;

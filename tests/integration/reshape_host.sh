@@ -188,10 +188,23 @@ partition_counts() { partitions | awk '{print $1}' | sort | uniq -c | xargs; }
 edit_nvml_state() { "$S/tests/integration/nvml_state_edit" "$root/usr/lib/xpart-sim" "$@"; }
 # gpu_power_on: the MIG host's GPU as a power cycle leaves it: in MIG mode (a real GPU keeps
 # it across a reboot) with none of its instances.
-gpu_power_on() { edit_nvml_state 'for gpu in state["gpus"]: gpu["instances"] = []'; }
+gpu_power_on_code='for gpu in state["gpus"]: gpu["instances"] = []'
+gpu_power_on() { edit_nvml_state "$gpu_power_on_code"; }
 # The partitions a MIG host's sibling's geometry has, counted by type (small and big: the
 # types reshape_host_start was given).
 partitions_of() { if [ "$1" = "$XP_NODE_big" ]; then echo "2 $big"; else echo "7 $small"; fi; }
+
+# reshape_halfway TO GRES: a job of $U for GRES makes the MIG host reshape to TO; the fake NVML
+# stops `xpart reshape` as it makes its second GPU instance (the old geometry gone, one of TO's
+# made), and the fault is cleared for what comes next. Sets cut_job, cut_stopped (the stopped
+# reshape's pid) and cut_half (the partitions made).
+reshape_halfway() {
+  kill_fault "nvmlDeviceCreateGpuInstanceWithPlacement#2" stop
+  cut_job=$(as_user "$U" sbatch --parsable -o /dev/null --gres="gpu:$2:1" --wrap true)
+  cut_stopped=$(stopped_reshape "$1")
+  cut_half=$(partition_counts 2>/dev/null)
+  kill_fault ""
+}
 
 # came_back FROM TO JOB: after a power cut halfway through a reshape from FROM to TO, the host
 # must come back by itself, never run a job on a half-made geometry, never be INVAL: JOB (it
