@@ -225,6 +225,26 @@ TEST_P(MpsDaemonTest, StartStatusStop) {
     EXPECT_EQ(entries(config_.dir), (std::set<std::string>{"daemons"}));
 }
 
+// A step's pre-start left to a helper: the same warnings, once asked for, and the servers up.
+TEST_P(MpsDaemonTest, ABackgroundPreStartWarnsAsAWaitedOneDoes) {
+    config_.pre_start = PreStart::Background;
+    auto report = start_daemons(config_, instances(2));
+    ASSERT_TRUE(report.ok()) << report.error().message;
+    EXPECT_TRUE(report->warnings.empty());
+    ASSERT_TRUE(report->pending);
+    auto warnings = pre_start_warnings(*report, config_.timeout);
+    EXPECT_FALSE(report->pending) << "taken";
+    if (real_) {
+        EXPECT_LE(warnings.size(), 2u);
+        for (const auto& w : warnings) EXPECT_NE(w.find("did not stay up"), std::string::npos) << w;
+    } else {
+        EXPECT_TRUE(warnings.empty()) << warnings.front();
+        auto states = daemon_states(config_, true);
+        ASSERT_TRUE(states.ok());
+        for (const auto& st : *states) EXPECT_FALSE(st.servers.empty()) << st.record.instance << ": pre-started";
+    }
+}
+
 TEST_P(MpsDaemonTest, SevenInstancesStartInParallel) {
     EXPECT_OK(start_daemons(config_, instances(7)));
     auto first = live();
@@ -332,6 +352,25 @@ TEST_F(TempDirTest, SlowDaemonTimesOutClearlyAndIsStopped) {
     auto states = daemon_states(c, false);
     ASSERT_TRUE(states.ok());
     for (const auto& s : *states) EXPECT_FALSE(s.alive) << "a failed start leaves no daemon";
+}
+
+// The caller goes on while start_server is held (the fake's gate): the step's tasks would run.
+TEST_F(TempDirTest, ABackgroundPreStartLetsTheCallerGoOnAtOnce) {
+    MpsConfig c = own_config(fake_control(), base_, std::chrono::milliseconds(5000));
+    c.pre_start = PreStart::Background;
+    const std::string gate = base_ + "/gate";
+    c.extra_env["FAKE_MPS_START_SERVER_GATE"] = gate;
+    auto report = start_daemons(c, instances(2));
+    ASSERT_TRUE(report.ok()) << report.error().message;
+    ASSERT_TRUE(report->pending);
+    EXPECT_FALSE(report->pending->done()) << "start_daemons waited for the held start_server";
+    std::ofstream(gate).put('\n');
+    EXPECT_TRUE(pre_start_warnings(*report, c.timeout).empty());
+    auto states = daemon_states(c, true);
+    ASSERT_TRUE(states.ok());
+    ASSERT_EQ(states->size(), 2u);
+    for (const auto& st : *states) EXPECT_FALSE(st.servers.empty()) << st.record.instance;
+    EXPECT_TRUE(stop_daemons(c).survivors.empty());
 }
 
 // A process the test owns, recorded as if it were a daemon.

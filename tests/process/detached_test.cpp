@@ -1,0 +1,106 @@
+#include "process/detached.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+namespace xpart::process {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kLong = std::chrono::seconds(30);
+
+// A file the test makes when the helper's work may go on (the helper holds none of the
+// test's descriptors, so a pipe cannot be the gate).
+struct Gate {
+    std::string path;
+    Gate() {
+        char tmpl[] = "/tmp/xpd-XXXXXX";
+        EXPECT_NE(mkdtemp(tmpl), nullptr);
+        path = std::string(tmpl) + "/open";
+    }
+    ~Gate() {
+        unlink(path.c_str());
+        rmdir(path.substr(0, path.rfind('/')).c_str());
+    }
+    void open_it() { close(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600)); }
+    void wait() const {
+        for (int i = 0; i < 30000 && access(path.c_str(), F_OK) != 0; ++i) usleep(1000);
+    }
+};
+
+TEST(DetachedWorkTest, AnswersLaterAndIsNoChildOfTheCaller) {
+    Gate gate;
+    auto work = DetachedWork::start([&] {
+        gate.wait();
+        return std::string("answer\nwith lines\n");
+    });
+    ASSERT_TRUE(work.ok()) << work.error().message;
+    EXPECT_FALSE(work->done()) << "the work still waits on the gate";
+    // What slurmstepd's wait3 does: it finds no child of ours to take.
+    errno = 0;
+    EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1);
+    EXPECT_EQ(errno, ECHILD);
+    gate.open_it();
+    auto answer = work->result(Clock::now() + kLong);
+    ASSERT_TRUE(answer.ok()) << answer.error().message;
+    EXPECT_EQ(*answer, "answer\nwith lines\n");
+    EXPECT_FALSE(work->result(Clock::now() + kLong).ok()) << "taken once";
+}
+
+TEST(DetachedWorkTest, TheHelperHoldsNoneOfTheCallersDescriptors) {
+    int inherited[2];
+    ASSERT_EQ(pipe(inherited), 0);  // not close-on-exec: a fork keeps both ends
+    auto work = DetachedWork::start([&] {
+        return std::string(fcntl(inherited[0], F_GETFD) == -1 && fcntl(inherited[1], F_GETFD) == -1 ? "closed" : "held");
+    });
+    ASSERT_TRUE(work.ok()) << work.error().message;
+    auto answer = work->result(Clock::now() + kLong);
+    close(inherited[0]);
+    close(inherited[1]);
+    ASSERT_TRUE(answer.ok()) << answer.error().message;
+    EXPECT_EQ(*answer, "closed");
+}
+
+struct NoAnswerCase {
+    const char* name;
+    std::function<std::string()> work;
+    const char* error;
+};
+
+TEST(DetachedWorkTest, AHelperThatEndsWithoutAnswerIsAnError) {
+    const NoAnswerCase cases[] = {
+        {"throws", [] () -> std::string { throw std::runtime_error("no"); }, "ended without an answer"},
+        {"killed", [] () -> std::string { raise(SIGKILL); return "x"; }, "ended without an answer"},
+        {"exits", [] () -> std::string { _exit(0); }, "ended without an answer"},
+    };
+    for (const auto& c : cases) {
+        auto work = DetachedWork::start(c.work);
+        ASSERT_TRUE(work.ok()) << c.name;
+        auto answer = work->result(Clock::now() + kLong);
+        ASSERT_FALSE(answer.ok()) << c.name;
+        EXPECT_NE(answer.error().message.find(c.error), std::string::npos) << c.name << ": " << answer.error().message;
+    }
+}
+
+TEST(DetachedWorkTest, NoAnswerByTheDeadlineIsAnErrorAndTheHelperIsLeftAlone) {
+    Gate gate;
+    auto work = DetachedWork::start([&] {
+        gate.wait();
+        return std::string("late");
+    });
+    ASSERT_TRUE(work.ok());
+    auto answer = work->result(Clock::now() + std::chrono::milliseconds(50));
+    ASSERT_FALSE(answer.ok());
+    EXPECT_NE(answer.error().message.find("did not answer in time"), std::string::npos) << answer.error().message;
+    gate.open_it();  // the helper writes into a closed pipe and ends (SIGPIPE ignored)
+}
+
+}  // namespace
+}  // namespace xpart::process
