@@ -1,7 +1,10 @@
 // Work left to a helper process that is not the caller's child. slurmstepd reaps every child
 // it has (wait3), so a SPANK plugin's own child can be taken, exit status and all, before the
 // plugin waits for it; a helper forked twice belongs to init (or a subreaper) instead. It runs
-// the work, writes what the work returns into a pipe and exits; the caller reads it later.
+// the work and writes what the work returns into a pipe; the caller reads it later. The
+// helper exits only once the caller has closed that pipe, so that its pid, which the caller
+// holds as a pidfd, cannot be another process's meanwhile; result() returns once it is gone
+// (slurmstepd removes the step's cgroup next, which a process left in it would keep busy).
 #pragma once
 
 #include <chrono>
@@ -19,15 +22,17 @@ public:
     // once. `work` must bound its own time: the caller never signals the helper.
     static Result<DetachedWork> start(const std::function<std::string()>& work);
 
-    // What `work` returned. Error when the helper ended without an answer (killed, or `work`
-    // threw) or none came by `deadline` (the helper is then left to end by itself). Once.
+    // What `work` returned, once the helper has exited. Error when it ended without an
+    // answer (killed, or `work` threw) or none came by `deadline` (the helper is then left to
+    // end by itself). Once.
     Result<std::string> result(std::chrono::steady_clock::time_point deadline);
-    // Whether the answer (or the helper's end) is there to read now.
+    // Whether something (the answer, or the helper's end) is there to read now.
     bool done() const;
 
 private:
-    explicit DetachedWork(UniqueFd fd) : fd_(std::move(fd)) {}
-    UniqueFd fd_;
+    DetachedWork(UniqueFd answer, UniqueFd helper) : answer_(std::move(answer)), helper_(std::move(helper)) {}
+    UniqueFd answer_;  // closing it lets the helper exit
+    UniqueFd helper_;  // its pidfd
 };
 
 }  // namespace xpart::process

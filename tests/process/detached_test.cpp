@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -52,6 +54,39 @@ TEST(DetachedWorkTest, AnswersLaterAndIsNoChildOfTheCaller) {
     ASSERT_TRUE(answer.ok()) << answer.error().message;
     EXPECT_EQ(*answer, "answer\nwith lines\n");
     EXPECT_FALSE(work->result(Clock::now() + kLong).ok()) << "taken once";
+}
+
+// The state letter of /proc/<pid>/stat, 0 when there is no such process.
+char state_of(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = all.rfind(')');
+    return close == std::string::npos || close + 2 >= all.size() ? 0 : all[close + 2];
+}
+
+// Its pid cannot be another process's while the caller holds the answer; the caller has it
+// back only once the helper is gone (a zombie of init's at most).
+TEST(DetachedWorkTest, TheHelperStaysUntilItsAnswerIsTakenAndIsGoneAfter) {
+    Gate where;  // its directory holds the helper's pid
+    const std::string pid_file = where.path + ".pid";
+    auto work = DetachedWork::start([&] {
+        std::ofstream(pid_file) << getpid() << "\n";
+        return std::string("done");
+    });
+    ASSERT_TRUE(work.ok()) << work.error().message;
+    for (int i = 0; i < 30000 && !work->done(); ++i) usleep(1000);
+    ASSERT_TRUE(work->done());
+    pid_t helper = 0;
+    std::ifstream(pid_file) >> helper;
+    unlink(pid_file.c_str());
+    ASSERT_GT(helper, 0);
+    const char waiting = state_of(helper);
+    EXPECT_TRUE(waiting != 0 && waiting != 'Z' && waiting != 'X') << "helper " << helper << " did not wait: " << waiting;
+    auto answer = work->result(Clock::now() + kLong);
+    ASSERT_TRUE(answer.ok()) << answer.error().message;
+    EXPECT_EQ(*answer, "done");
+    const char gone = state_of(helper);
+    EXPECT_TRUE(gone == 0 || gone == 'Z' || gone == 'X') << "helper " << helper << " in state " << gone;
 }
 
 TEST(DetachedWorkTest, TheHelperHoldsNoneOfTheCallersDescriptors) {
