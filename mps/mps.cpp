@@ -340,11 +340,15 @@ Result<MpsStartReport> start_daemons(const MpsConfig& c, const std::vector<MpsIn
         report.warnings = pre_start(c, fresh);
         return report;
     }
-    auto helper = process::DetachedWork::start([&] {
-        std::string lines;
-        for (const auto& w : pre_start(c, fresh)) lines += w + "\n";
-        return lines;
-    });
+    // Out of the caller's cgroup (a step's, which slurmstepd empties before the step's end
+    // takes the answer), into the first daemon's place: root's.
+    auto helper = process::DetachedWork::start(
+        [&] {
+            std::string lines;
+            for (const auto& w : pre_start(c, fresh)) lines += w + "\n";
+            return lines;
+        },
+        c.housing ? c.housing->procs_file(fresh.front().instance) : "");
     if (helper)
         report.pending = std::make_shared<process::DetachedWork>(std::move(*helper));
     else

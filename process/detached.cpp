@@ -28,21 +28,29 @@ bool write_all(int fd, const char* p, std::size_t n) {
 }
 
 // The helper: none of the caller's descriptors (slurmstepd's sockets among them) held while
-// it works; the answer is its length (8 bytes) and its bytes, so a helper killed halfway is
-// told apart from one that answered. Then it waits for the caller to close the pipe.
-[[noreturn]] void run_helper(int out, const std::function<std::string()>& work) {
+// it works. Its answer: a status byte (0: the work's answer follows; 1: why there was no
+// work), a length (8 bytes) and the bytes, so a helper killed halfway is told apart from one
+// that answered. Then it waits for the caller to close the pipe.
+[[noreturn]] void run_helper(int out, const std::function<std::string()>& work, const std::string& cgroup_procs) {
     reset_child_signals();
     signal(SIGPIPE, SIG_IGN);  // a caller gone before the answer: the write fails, no more
     if (out > 3) close_range(3, static_cast<unsigned>(out) - 1, 0);
     close_range(static_cast<unsigned>(out < 3 ? 3 : out + 1), ~0U, 0);
+    char status = 0;
     std::string answer;
-    try {
-        answer = work();
-    } catch (...) {
-        _exit(1);
+    if (int err = join_cgroup(cgroup_procs); err != 0) {
+        status = 1;
+        answer = "cannot join " + cgroup_procs + ": " + std::strerror(err);
+    } else {
+        try {
+            answer = work();
+        } catch (...) {
+            _exit(1);
+        }
     }
     const std::uint64_t n = answer.size();
-    const bool sent = write_all(out, reinterpret_cast<const char*>(&n), sizeof n) &&
+    const bool sent = write_all(out, &status, 1) &&
+                      write_all(out, reinterpret_cast<const char*>(&n), sizeof n) &&
                       write_all(out, answer.data(), answer.size());
     pollfd p{out, 0, 0};  // POLLERR once the reader is gone
     while (sent && poll(&p, 1, -1) < 0 && errno == EINTR) {
@@ -82,7 +90,8 @@ const char* why_not(Read r, bool halfway) {
 
 }  // namespace
 
-Result<DetachedWork> DetachedWork::start(const std::function<std::string()>& work) {
+Result<DetachedWork> DetachedWork::start(const std::function<std::string()>& work,
+                                         const std::string& cgroup_procs) {
     int answer[2], who[2];  // who: the middle child tells the helper's pid
     if (pipe2(answer, O_CLOEXEC) != 0) return errno_error("pipe", errno);
     if (pipe2(who, O_CLOEXEC) != 0) {
@@ -103,7 +112,7 @@ Result<DetachedWork> DetachedWork::start(const std::function<std::string()>& wor
         pid_t helper = fork();
         if (helper == 0) {
             close(who[1]);
-            run_helper(answer[1], work);
+            run_helper(answer[1], work, cgroup_procs);
         }
         const bool told = helper > 0 && write(who[1], &helper, sizeof helper) == static_cast<ssize_t>(sizeof helper);
         _exit(told ? 0 : 1);
@@ -132,8 +141,10 @@ bool DetachedWork::done() const {
 Result<std::string> DetachedWork::result(std::chrono::steady_clock::time_point deadline) {
     if (!answer_.valid()) return Error{"the helper's answer was already taken"};
     UniqueFd reply = std::move(answer_), helper = std::move(helper_);
+    char status = 0;
     std::uint64_t len = 0;
-    Read r = read_exactly(reply.get(), reinterpret_cast<char*>(&len), sizeof len, deadline);
+    Read r = read_exactly(reply.get(), &status, 1, deadline);
+    if (r == Read::Whole) r = read_exactly(reply.get(), reinterpret_cast<char*>(&len), sizeof len, deadline);
     if (r != Read::Whole) return Error{why_not(r, false)};
     if (len > (1u << 24)) return Error{"the helper's answer is too long"};
     std::string text(len, '\0');
@@ -141,6 +152,7 @@ Result<std::string> DetachedWork::result(std::chrono::steady_clock::time_point d
     if (r != Read::Whole) return Error{why_not(r, true)};
     reply.reset();  // the helper may go now
     await_exit(helper, deadline);
+    if (status != 0) return Error{"the helper " + text};
     return text;
 }
 

@@ -52,16 +52,6 @@ Status two_pipes(int a[2], int b[2]) {
     _exit(127);
 }
 
-// In a child that is still root: moves itself into the cgroup (its errno, or 0).
-int join_cgroup(const std::string& procs) {
-    if (procs.empty()) return 0;
-    int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) return errno;
-    int err = write(fd, "0", 1) == 1 ? 0 : errno;
-    close(fd);
-    return err;
-}
-
 // fork+exec for a child that must join a cgroup or become another user first (posix_spawn
 // can do neither).
 Result<pid_t> spawn_placed(Argv& a, int in_fd, int out_fd, const ChildPlace& place) {
@@ -141,6 +131,15 @@ Result<pid_t> spawn(const std::vector<std::string>& argv, const EnvMap& env, int
 }
 
 }  // namespace
+
+int join_cgroup(const std::string& procs) {
+    if (procs.empty()) return 0;
+    int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return errno;
+    int err = write(fd, "0", 1) == 1 ? 0 : errno;
+    close(fd);
+    return err;
+}
 
 void reset_child_signals() {
     sigset_t none;

@@ -22,6 +22,9 @@ struct SpawnResult {
     std::string output;    // stdout and stderr together
 };
 
+// In a child that is still root: moves itself into the cgroup whose cgroup.procs this is
+// (its errno, or 0; "" : stays).
+int join_cgroup(const std::string& procs);
 // In a forked child of a caller that blocked or handled signals for itself (slurmstepd):
 // default handling of every signal, an empty mask.
 void reset_child_signals();

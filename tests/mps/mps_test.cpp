@@ -804,6 +804,41 @@ TEST_F(MpsHousingTest, OnCgroupV2EachCgroupHasItsDeviceProgramAndEndingKillsEver
     EXPECT_FALSE(fs::exists(v2->job_dir()));
 }
 
+// A step's pre-start helper leaves the step's cgroup for its first daemon's (root's): 25.11's
+// slurmstepd waits for the step's cgroup to empty before the SPANK exit lets the helper go.
+TEST_F(MpsHousingTest, AStepsPreStartHelperWorksInItsFirstDaemonsCgroup) {
+    const std::string gate = base_ + "/gate";
+    options_.extra_env["FAKE_MPS_START_SERVER_GATE"] = gate;
+    bool managed = true;
+    MpsStartReport report;
+    auto config = start_step_daemons(options_, "7", "0", process::current_credentials(),
+                                     {instance(7), instance(8)}, managed, report);
+    ASSERT_TRUE(config.ok()) << config.error().message;
+    ASSERT_TRUE(config->housing);
+    ASSERT_TRUE(report.pending);
+    char self[4096] = {};
+    ASSERT_GT(readlink("/proc/self/exe", self, sizeof self - 1), 0);
+    auto helpers_in = [&](const std::string& procs) {
+        int n = 0;
+        for (pid_t p : procs_of(procs)) {
+            char exe[4096] = {};
+            if (readlink(("/proc/" + std::to_string(p) + "/exe").c_str(), exe, sizeof exe - 1) > 0 &&
+                std::string(exe) == self)
+                ++n;
+        }
+        return n;
+    };
+    const std::string first = config->housing->procs_file("gpu0-gi7");
+    // start_server is held: the helper is still at work, there and nowhere else of root's.
+    for (int i = 0; i < 5000 && helpers_in(first) == 0; ++i) usleep(1000);
+    EXPECT_EQ(helpers_in(first), 1) << first;
+    EXPECT_EQ(helpers_in(config->housing->procs_file("gpu0-gi8")), 0);
+    std::ofstream(gate).put('\n');
+    EXPECT_TRUE(pre_start_warnings(report, options_.timeout).empty());
+    EXPECT_EQ(helpers_in(first), 0) << "the helper outlived its answer";
+    EXPECT_TRUE(stop_step_daemons(options_, "7", "0").survivors.empty());
+}
+
 TEST_F(MpsHousingTest, TheEpilogEndsRootsDaemonsWhateverTheUserDidToTheJobDirectory) {
     ASSERT_TRUE(start_job_daemons(options_, "7", process::current_credentials(), {instance(7)}).ok());
     auto job = JobDir::open(options_.run_dir, "7");

@@ -124,6 +124,14 @@ TEST(DetachedWorkTest, AHelperThatEndsWithoutAnswerIsAnError) {
     }
 }
 
+TEST(DetachedWorkTest, ACgroupItCannotJoinIsTheAnswersError) {
+    auto work = DetachedWork::start([] { return std::string("worked"); }, "/nonexistent/cgroup.procs");
+    ASSERT_TRUE(work.ok()) << work.error().message;
+    auto answer = work->result(Clock::now() + kLong);
+    ASSERT_FALSE(answer.ok());
+    EXPECT_EQ(answer.error().message, "the helper cannot join /nonexistent/cgroup.procs: No such file or directory");
+}
+
 TEST(DetachedWorkTest, NoAnswerByTheDeadlineIsAnErrorAndTheHelperIsLeftAlone) {
     Gate gate;
     auto work = DetachedWork::start([&] {
