@@ -16,7 +16,6 @@
 #include <sstream>
 #include <thread>
 
-#include "process/detached.hpp"
 #include "process/spawn.hpp"
 #include "mps/whole_file.hpp"
 #include "libxpart/text.hpp"
@@ -63,30 +62,24 @@ Result<process::SpawnResult> control_command(const MpsConfig& c, const MpsInstan
     return process::run_with_input({c.control}, daemon_env(c, inst), command + "\n", timeout, place);
 }
 
-// The instance's pipe and log directories, made (0700) in the daemon's own process, as the
-// user and before its log opens there (no fork of its own), with a crashed daemon's sockets
-// removed: the real daemon starts over them, but a stale one must not be mistaken for a live
-// one by its clients. 0 or an errno.
-std::function<int()> instance_dirs(const MpsConfig& c, const MpsInstance& inst) {
-    return [pipe = mps_pipe_dir(c, inst.name), log = mps_log_dir(c, inst.name)] {
+// The instance's pipe and log directories, made (0700) by the user, with a crashed daemon's
+// sockets removed: the real daemon starts over them, but a stale one must not be mistaken
+// for a live one by its clients.
+Status prepare_instance(const MpsConfig& c, const MpsInstance& inst) {
+    const std::string pipe = mps_pipe_dir(c, inst.name), log = mps_log_dir(c, inst.name);
+    auto made = as_user(c, "MPS directories " + c.dir + "/" + inst.name, [&] {
         std::error_code ec;
         for (const auto& d : {pipe, log}) {
             fs::create_directories(d, ec);
-            if (ec) return ec.value();
-            if (chmod(d.c_str(), 0700) != 0) return errno;
+            if (ec) return ec.value() == ENOSPC || ec.value() == EDQUOT ? kNoSpace : 1;
+            if (chmod(d.c_str(), 0700) != 0) return 1;
         }
         for (const char* f : kPipeFiles) unlink((pipe + "/" + f).c_str());
         return 0;
-    };
-}
-
-// A full directory says so, and whose it is.
-Error spawn_error(const MpsConfig& c, const MpsInstance& inst, const Error& e) {
-    for (int full : {ENOSPC, EDQUOT})
-        if (e.message.find(std::strerror(full)) != std::string::npos)
-            return Error{"MPS directories " + c.dir + "/" + inst.name + ": " + kNoSpaceText +
-                         (c.space_note.empty() ? "" : ": " + c.space_note)};
-    return Error{"MPS control daemon for " + inst.uuid + ": " + e.message};
+    });
+    if (!made && made.error().message.find(kNoSpaceText) != std::string::npos && !c.space_note.empty())
+        return Error{made.error().message + ": " + c.space_note};
+    return made;
 }
 
 Result<std::vector<MpsDaemonRecord>> load_records(const MpsConfig& c) {
@@ -175,35 +168,6 @@ Status wait_all_ready(const MpsConfig& c, const std::vector<MpsDaemonRecord>& re
     return Error{"MPS control daemon for " + recs.front().uuid + " did not answer within " +
                  std::to_string(c.timeout.count()) + " ms; see " + mps_log_dir(c, recs.front().instance) +
                  "/control.log"};
-}
-
-// Each server pre-started for the user and the list asked in one client session per daemon,
-// all at once: what did not go as it should, one line each.
-std::vector<std::string> pre_start(const MpsConfig& c, const std::vector<MpsDaemonRecord>& fresh) {
-    std::vector<std::string> warnings(fresh.size());
-    (void)for_each_parallel(fresh, [&](const MpsDaemonRecord& r) -> Status {
-        const MpsInstance inst{r.instance, r.uuid};
-        std::string& warning = warnings[static_cast<std::size_t>(&r - fresh.data())];
-        const std::string pre = "start_server -uid " + std::to_string(c.user.uid);
-        auto answer = control_command(c, inst, pre + "\nget_server_list", c.timeout);
-        std::string refused, servers;
-        if (answer)
-            for (const auto& line : split(answer->output, '\n'))
-                (parse_u64(trim(line)) ? servers : refused) += trim(line).empty() ? "" : trim(line) + " ";
-        if (!answer || !refused.empty())
-            warning = "MPS " + r.uuid + ": " + pre + " refused: " +
-                      (answer ? trim(refused) : answer.error().message);
-        else if (servers.empty() || answer->exit_status != 0)  // the real client: 1 after a server failed
-            warning = "MPS " + r.uuid + ": the server pre-started for uid " +
-                      std::to_string(c.user.uid) + " did not stay up (see " +
-                      mps_log_dir(c, r.instance) + "/control.log); the daemon starts one "
-                      "when a client connects";
-        return ok_status();
-    });
-    std::vector<std::string> out;
-    for (auto& w : warnings)
-        if (!w.empty()) out.push_back(std::move(w));
-    return out;
 }
 
 }  // namespace
@@ -313,16 +277,16 @@ Result<MpsStartReport> start_daemons(const MpsConfig& c, const std::vector<MpsIn
     // All at once: seven instances should cost about what one does.
     std::vector<std::optional<MpsDaemonRecord>> spawned(missing.size());
     auto started = for_each_parallel(missing, [&](const MpsInstance& inst) -> Status {
+        if (auto s = prepare_instance(c, inst); !s) return s;
         process::DaemonSpec spec{{c.control, "-f"}, daemon_env(c, inst), c.user,
-                                 mps_log_dir(c, inst.name) + "/control.log", c.dir + "/" + inst.name,
-                                 "", instance_dirs(c, inst)};
+                        mps_log_dir(c, inst.name) + "/control.log", c.dir + "/" + inst.name, ""};
         if (c.housing) {
             if (auto s = c.housing->make(inst.name, inst.rules); !s)
                 return Error{"MPS control daemon for " + inst.uuid + ": " + s.error().message};
             spec.cgroup_procs = c.housing->procs_file(inst.name);
         }
         auto id = process::spawn_daemon(spec);
-        if (!id) return spawn_error(c, inst, id.error());
+        if (!id) return Error{"MPS control daemon for " + inst.uuid + ": " + id.error().message};
         spawned[static_cast<std::size_t>(&inst - missing.data())] = MpsDaemonRecord{inst.name, inst.uuid, *id};
         return ok_status();
     });
@@ -334,38 +298,32 @@ Result<MpsStartReport> start_daemons(const MpsConfig& c, const std::vector<MpsIn
     if (auto s = c.records.write(format_records(all)); !s) return undo(s.error());
     if (auto s = wait_all_ready(c, fresh, Clock::now() + c.timeout); !s) return undo(s.error());
 
+    // Each server pre-started for the user and the list asked in one client session: one
+    // exec per daemon.
     MpsStartReport report;
-    if (fresh.empty()) return report;
-    if (c.pre_start == PreStart::Wait) {
-        report.warnings = pre_start(c, fresh);
-        return report;
-    }
-    // Out of the caller's cgroup (a step's, which slurmstepd empties before the step's end
-    // takes the answer), into the first daemon's place: root's.
-    auto helper = process::DetachedWork::start(
-        [&] {
-            std::string lines;
-            for (const auto& w : pre_start(c, fresh)) lines += w + "\n";
-            return lines;
-        },
-        c.housing ? c.housing->procs_file(fresh.front().instance) : "");
-    if (helper)
-        report.pending = std::make_shared<process::DetachedWork>(std::move(*helper));
-    else
-        report.warnings.push_back("MPS servers not pre-started: " + helper.error().message);
+    std::vector<std::string> warnings(fresh.size());
+    (void)for_each_parallel(fresh, [&](const MpsDaemonRecord& r) -> Status {
+        const MpsInstance inst{r.instance, r.uuid};
+        std::string& warning = warnings[static_cast<std::size_t>(&r - fresh.data())];
+        const std::string pre = "start_server -uid " + std::to_string(c.user.uid);
+        auto answer = control_command(c, inst, pre + "\nget_server_list", c.timeout);
+        std::string refused, servers;
+        if (answer)
+            for (const auto& line : split(answer->output, '\n'))
+                (parse_u64(trim(line)) ? servers : refused) += trim(line).empty() ? "" : trim(line) + " ";
+        if (!answer || !refused.empty())
+            warning = "MPS " + r.uuid + ": " + pre + " refused: " +
+                      (answer ? trim(refused) : answer.error().message);
+        else if (servers.empty() || answer->exit_status != 0)  // the real client: 1 after a server failed
+            warning = "MPS " + r.uuid + ": the server pre-started for uid " +
+                      std::to_string(c.user.uid) + " did not stay up (see " +
+                      mps_log_dir(c, r.instance) + "/control.log); the daemon starts one "
+                      "when a client connects";
+        return ok_status();
+    });
+    for (auto& w : warnings)
+        if (!w.empty()) report.warnings.push_back(std::move(w));
     return report;
-}
-
-std::vector<std::string> pre_start_warnings(MpsStartReport& report, std::chrono::milliseconds timeout) {
-    std::vector<std::string> out = std::move(report.warnings);
-    report.warnings.clear();
-    if (!report.pending) return out;
-    auto answer = report.pending->result(Clock::now() + timeout);
-    report.pending.reset();
-    if (!answer) return {"MPS servers' pre-start: " + answer.error().message};
-    for (const auto& line : split(*answer, '\n'))
-        if (!line.empty()) out.push_back(line);
-    return out;
 }
 
 Status wait_ready(const MpsConfig& c, const std::vector<MpsInstance>& instances) {

@@ -23,7 +23,6 @@
 #include "cgroup/device_rule.hpp"
 #include "binding/allotment.hpp"
 #include "process/credentials.hpp"
-#include "process/detached.hpp"
 #include "libxpart/env_map.hpp"
 #include "mps/mps_options.hpp"
 #include "process/process_identity.hpp"
@@ -84,11 +83,6 @@ struct RecordStore {
 // A plain file (the user's own directory).
 RecordStore file_record_store(const std::string& path);
 
-// How start_daemons pre-starts each server: waiting for the clients' answers, or leaving them
-// to a helper so that the caller goes on at once (a step's tasks start while the servers do,
-// as they would at a task's first CUDA call; pre_start_warnings waits for the answers).
-enum class PreStart { Wait, Background };
-
 struct MpsConfig {
     std::string control = kDefaultMpsControl;
     std::string dir;           // the user's: <dir>/<instance>/{pipe,log}
@@ -102,7 +96,6 @@ struct MpsConfig {
     std::shared_ptr<const DaemonHousing> housing;
     // Added to an out-of-space error in `dir` (which job's directory is full, and its limit).
     std::string space_note;
-    PreStart pre_start = PreStart::Wait;
 };
 
 std::string mps_pipe_dir(const MpsConfig& c, const std::string& instance);
@@ -116,16 +109,12 @@ EnvMap daemon_env(const MpsConfig& c, const MpsInstance& inst);
 // daemon starts one when a client connects, and without a GPU none can run).
 struct MpsStartReport {
     std::vector<std::string> warnings;
-    std::shared_ptr<process::DetachedWork> pending;  // PreStart::Background's helper
 };
 
 // Starts the daemons of `instances` that are not running yet, all at once, records them,
-// waits until each accepts on its control socket, then pre-starts each server for the user
+// waits until each answers get_server_list, then pre-starts each server for the user
 // (start_server -uid). On error, the daemons this call started are stopped again.
 Result<MpsStartReport> start_daemons(const MpsConfig& c, const std::vector<MpsInstance>& instances);
-// The report's warnings, the background pre-start's among them (waited for, up to `timeout`:
-// before its daemons are asked to quit, so that quit never overtakes a start_server).
-std::vector<std::string> pre_start_warnings(MpsStartReport& report, std::chrono::milliseconds timeout);
 // Waits until each recorded daemon of `instances` answers; fails early when one died.
 Status wait_ready(const MpsConfig& c, const std::vector<MpsInstance>& instances);
 

@@ -41,6 +41,14 @@ Status two_pipes(int a[2], int b[2]) {
     return ok_status();
 }
 
+// The child's side of a fork that execs as another user: default signals, empty mask.
+void reset_signals() {
+    sigset_t none;
+    sigemptyset(&none);
+    for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+}
+
 // execvpe searches the caller's PATH, which posix_spawnp does too.
 [[noreturn]] void exec_or_die(Argv& a, int report_fd) {
     execvpe(a.argv[0], a.argv.data(), a.envp.data());
@@ -50,6 +58,16 @@ Status two_pipes(int a[2], int b[2]) {
         (void)w;
     }
     _exit(127);
+}
+
+// In a child that is still root: moves itself into the cgroup (its errno, or 0).
+int join_cgroup(const std::string& procs) {
+    if (procs.empty()) return 0;
+    int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return errno;
+    int err = write(fd, "0", 1) == 1 ? 0 : errno;
+    close(fd);
+    return err;
 }
 
 // fork+exec for a child that must join a cgroup or become another user first (posix_spawn
@@ -64,7 +82,7 @@ Result<pid_t> spawn_placed(Argv& a, int in_fd, int out_fd, const ChildPlace& pla
         return Error{std::string("fork: ") + std::strerror(errno)};
     }
     if (pid == 0) {
-        reset_child_signals();
+        reset_signals();
         int devnull = open("/dev/null", O_RDWR);
         dup2(in_fd >= 0 ? in_fd : devnull, 0);
         dup2(out_fd >= 0 ? out_fd : devnull, 1);
@@ -131,22 +149,6 @@ Result<pid_t> spawn(const std::vector<std::string>& argv, const EnvMap& env, int
 }
 
 }  // namespace
-
-int join_cgroup(const std::string& procs) {
-    if (procs.empty()) return 0;
-    int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) return errno;
-    int err = write(fd, "0", 1) == 1 ? 0 : errno;
-    close(fd);
-    return err;
-}
-
-void reset_child_signals() {
-    sigset_t none;
-    sigemptyset(&none);
-    for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-}
 
 Result<pid_t> spawn_detached(const std::vector<std::string>& argv, const EnvMap& env) {
     return spawn(argv, env, -1, -1);
@@ -254,16 +256,7 @@ Result<ProcessIdentity> spawn_daemon(const DaemonSpec& spec) {
         if (daemon == 0) {
             char ok = 0;
             if (read(go[0], &ok, 1) != 1 || ok != 'g') _exit(1);
-            reset_child_signals();
-            if (spec.prepare) {
-                int err = spec.prepare();
-                if (err != 0) {
-                    err = -err;  // told apart from the errno of an open or exec below
-                    ssize_t w = write(report[1], &err, sizeof err);
-                    (void)w;
-                    _exit(126);
-                }
-            }
+            reset_signals();
             int err = 0;
             int out = open(spec.output.c_str(),
                            O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -307,9 +300,6 @@ Result<ProcessIdentity> spawn_daemon(const DaemonSpec& spec) {
     while ((n = read(report[0], &err, sizeof err)) < 0 && errno == EINTR) {
     }
     close(report[0]);
-    if (n == static_cast<ssize_t>(sizeof err) && err < 0)
-        return Error{what + ": cannot prepare as uid " + std::to_string(spec.as.uid) + ": " +
-                     std::strerror(-err)};
     if (n == static_cast<ssize_t>(sizeof err))
         return Error{what + ": cannot start as uid " + std::to_string(spec.as.uid) + " (output " +
                      spec.output + ", directory " + spec.cwd + "): " + std::strerror(err)};

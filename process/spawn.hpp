@@ -6,7 +6,6 @@
 #include <sys/types.h>
 
 #include <chrono>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,13 +20,6 @@ struct SpawnResult {
     int exit_status = -1;  // exit code, or 128+signal
     std::string output;    // stdout and stderr together
 };
-
-// In a child that is still root: moves itself into the cgroup whose cgroup.procs this is
-// (its errno, or 0; "" : stays).
-int join_cgroup(const std::string& procs);
-// In a forked child of a caller that blocked or handled signals for itself (slurmstepd):
-// default handling of every signal, an empty mask.
-void reset_child_signals();
 
 // Starts argv[0] (searched in PATH) without waiting; stdin/stdout/stderr go to /dev/null.
 Result<pid_t> spawn_detached(const std::vector<std::string>& argv, const EnvMap& env);
@@ -55,13 +47,10 @@ struct DaemonSpec {
     std::string output;             // stdout+stderr appended here, opened as `as` (no symlink)
     std::string cwd;                // opened as `as` too
     std::string cgroup_procs;       // joined before becoming `as` (root's cgroup); "" : none
-    // Run as `as` in the daemon's own process before its output is opened (its directories,
-    // made without another fork): 0, or an errno that fails the start.
-    std::function<int()> prepare;
 };
 // Starts a daemon that outlives the caller (double fork, new session). Its identity is taken
 // while it waits, before exec, for the caller's go-ahead: the pid cannot be a reused one.
-// Error when it could not become the user, prepare, open its output or exec.
+// Error when it could not become the user, open its output or exec.
 Result<ProcessIdentity> spawn_daemon(const DaemonSpec& spec);
 
 }  // namespace xpart::process

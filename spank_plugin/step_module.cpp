@@ -139,9 +139,7 @@ int task_exit(spank_t sp) {
 int step_exit(spank_t) {
     if (!g_session) return 0;
     return guarded("exit", [&] {
-        const auto ended = g_session->end();
-        for (const auto& n : ended.notes) slurm_info("xpart: %s", n.c_str());
-        for (const auto& p : ended.problems) slurm_error("xpart: %s", p.c_str());
+        for (const auto& p : g_session->end()) slurm_error("xpart: %s", p.c_str());
         g_session.reset();
         return 0;
     });

@@ -41,10 +41,12 @@ Result<StepSession> StepSession::begin(const StepOptions& options, const RootFs&
     if (options.mps) {
         auto instances = mps::mps_instances(s.plan_->node, used_partitions(*s.plan_));
         if (!instances) return Error{"--xpart-mps: " + instances.error().message};
+        mps::MpsStartReport report;
         auto config = mps::start_step_daemons(options.mps_job, id.job_id, id.step_id, id.user,
-                                              *instances, s.mps_managed_, s.mps_start_);
+                                         *instances, s.mps_managed_, report);
         if (!config) return Error{"--xpart-mps: " + config.error().message};
         s.mps_ = std::move(*config);
+        s.notes_.insert(s.notes_.end(), report.warnings.begin(), report.warnings.end());
     }
     return s;
 }
@@ -107,18 +109,17 @@ Status StepSession::task_ended(int local_id) {
     return s;
 }
 
-StepEnd StepSession::end() {
-    StepEnd out;
+std::vector<std::string> StepSession::end() {
+    std::vector<std::string> problems;
     while (!cgroups_.empty())
-        if (auto s = task_ended(cgroups_.begin()->first); !s) out.problems.push_back(s.error().message);
-    out.notes = mps::pre_start_warnings(mps_start_, options_.mps_job.timeout);
+        if (auto s = task_ended(cgroups_.begin()->first); !s) problems.push_back(s.error().message);
     if (mps_ && !mps_managed_) {
         auto r = mps::stop_step_daemons(options_.mps_job, id_.job_id, id_.step_id);
-        out.problems.insert(out.problems.end(), r.notes.begin(), r.notes.end());
-        for (const auto& s : r.survivors) out.problems.push_back("MPS daemon survived SIGKILL: " + s);
+        problems.insert(problems.end(), r.notes.begin(), r.notes.end());
+        for (const auto& s : r.survivors) problems.push_back("MPS daemon survived SIGKILL: " + s);
     }
     mps_.reset();
-    return out;
+    return problems;
 }
 
 }  // namespace xpart::spank

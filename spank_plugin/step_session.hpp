@@ -25,12 +25,6 @@ struct StepIdentity {
     int local_tasks = 1;
 };
 
-// What a step's end found: problems (logged as errors) and notes (the MPS servers' pre-start,
-// which ran beside the tasks).
-struct StepEnd {
-    std::vector<std::string> problems, notes;
-};
-
 class StepSession {
 public:
     // Plans the step and, with MPS, starts its daemons as the user. A step without GPUs on
@@ -46,9 +40,8 @@ public:
     std::vector<EnvChange> env(int local_id, const EnvMap& task_env, std::string* note = nullptr) const;
     // Root, slurmstepd: removes the task's cgroup.
     Status task_ended(int local_id);
-    // Root, slurmstepd: the tasks' cgroups left, then the step's MPS daemons (once their
-    // servers' pre-start has answered). Idempotent.
-    StepEnd end();
+    // Root, slurmstepd: the tasks' cgroups left, then the step's MPS daemons. Idempotent.
+    std::vector<std::string> end();
 
     const std::vector<std::string>& notes() const { return notes_; }
 
@@ -62,9 +55,8 @@ private:
     std::optional<StepPlan> plan_;
     std::optional<mps::MpsConfig> mps_;
     bool mps_managed_ = false;
-    mps::MpsStartReport mps_start_;       // its warnings, and the pre-start still at work
     std::map<int, std::string> cgroups_;  // local task id -> its cgroup
-    std::vector<std::string> notes_;      // begin()'s notes, for the log
+    std::vector<std::string> notes_;      // begin()'s warnings, for the log
 };
 
 }  // namespace xpart::spank

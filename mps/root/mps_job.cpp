@@ -210,7 +210,6 @@ Result<MpsConfig> start_step_daemons(const MpsJobOptions& o, const std::string& 
     if (managed) return managed_mps_config(*job, o);
     auto c = step_mps_config(*job, step_id, o);
     if (!c) return c.error();
-    c->pre_start = PreStart::Background;  // the step's tasks start while the servers do
     auto started = start_daemons(*c, instances);
     if (!started) return started.error();
     report = std::move(*started);

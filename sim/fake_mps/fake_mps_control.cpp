@@ -21,9 +21,7 @@
 // Commands: quit, get_server_list, get_client_list <pid>, start_server -uid <uid>,
 // set_default_active_thread_percentage <p>, get_default_active_thread_percentage.
 // A started "server" is a real child process (it sleeps), so get_server_list lists real pids.
-// FAKE_MPS_START_DELAY_MS delays readiness (to test waiting ranks); FAKE_MPS_START_SERVER_GATE
-// (a path) holds each start_server until that file exists (at most 10 s): a pre-start that
-// has not answered yet.
+// FAKE_MPS_START_DELAY_MS delays readiness (to test waiting ranks).
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -188,8 +186,6 @@ std::string Daemon::handle(const std::string& line, const std::string& client, b
         std::string flag;
         long uid = -1;
         if (!(in >> flag >> uid) || flag != "-uid" || uid < 0) return "Usage: start_server -uid <uid>\n";
-        if (const char* gate = std::getenv("FAKE_MPS_START_SERVER_GATE"))
-            for (int i = 0; i < 10000 && access(gate, F_OK) != 0; ++i) usleep(1000);
         if (servers_.count(static_cast<unsigned>(uid))) return "";
         const pid_t daemon = getpid();
         pid_t pid = fork();

@@ -225,26 +225,6 @@ TEST_P(MpsDaemonTest, StartStatusStop) {
     EXPECT_EQ(entries(config_.dir), (std::set<std::string>{"daemons"}));
 }
 
-// A step's pre-start left to a helper: the same warnings, once asked for, and the servers up.
-TEST_P(MpsDaemonTest, ABackgroundPreStartWarnsAsAWaitedOneDoes) {
-    config_.pre_start = PreStart::Background;
-    auto report = start_daemons(config_, instances(2));
-    ASSERT_TRUE(report.ok()) << report.error().message;
-    EXPECT_TRUE(report->warnings.empty());
-    ASSERT_TRUE(report->pending);
-    auto warnings = pre_start_warnings(*report, config_.timeout);
-    EXPECT_FALSE(report->pending) << "taken";
-    if (real_) {
-        EXPECT_LE(warnings.size(), 2u);
-        for (const auto& w : warnings) EXPECT_NE(w.find("did not stay up"), std::string::npos) << w;
-    } else {
-        EXPECT_TRUE(warnings.empty()) << warnings.front();
-        auto states = daemon_states(config_, true);
-        ASSERT_TRUE(states.ok());
-        for (const auto& st : *states) EXPECT_FALSE(st.servers.empty()) << st.record.instance << ": pre-started";
-    }
-}
-
 TEST_P(MpsDaemonTest, SevenInstancesStartInParallel) {
     EXPECT_OK(start_daemons(config_, instances(7)));
     auto first = live();
@@ -352,25 +332,6 @@ TEST_F(TempDirTest, SlowDaemonTimesOutClearlyAndIsStopped) {
     auto states = daemon_states(c, false);
     ASSERT_TRUE(states.ok());
     for (const auto& s : *states) EXPECT_FALSE(s.alive) << "a failed start leaves no daemon";
-}
-
-// The caller goes on while start_server is held (the fake's gate): the step's tasks would run.
-TEST_F(TempDirTest, ABackgroundPreStartLetsTheCallerGoOnAtOnce) {
-    MpsConfig c = own_config(fake_control(), base_, std::chrono::milliseconds(5000));
-    c.pre_start = PreStart::Background;
-    const std::string gate = base_ + "/gate";
-    c.extra_env["FAKE_MPS_START_SERVER_GATE"] = gate;
-    auto report = start_daemons(c, instances(2));
-    ASSERT_TRUE(report.ok()) << report.error().message;
-    ASSERT_TRUE(report->pending);
-    EXPECT_FALSE(report->pending->done()) << "start_daemons waited for the held start_server";
-    std::ofstream(gate).put('\n');
-    EXPECT_TRUE(pre_start_warnings(*report, c.timeout).empty());
-    auto states = daemon_states(c, true);
-    ASSERT_TRUE(states.ok());
-    ASSERT_EQ(states->size(), 2u);
-    for (const auto& st : *states) EXPECT_FALSE(st.servers.empty()) << st.record.instance;
-    EXPECT_TRUE(stop_daemons(c).survivors.empty());
 }
 
 // A process the test owns, recorded as if it were a daemon.
@@ -802,41 +763,6 @@ TEST_F(MpsHousingTest, OnCgroupV2EachCgroupHasItsDeviceProgramAndEndingKillsEver
     EXPECT_FALSE(fs::exists(fs::path(procs).parent_path()));
     EXPECT_TRUE(v2->end_all("", std::chrono::seconds(1)).failed.empty());
     EXPECT_FALSE(fs::exists(v2->job_dir()));
-}
-
-// A step's pre-start helper leaves the step's cgroup for its first daemon's (root's): 25.11's
-// slurmstepd waits for the step's cgroup to empty before the SPANK exit lets the helper go.
-TEST_F(MpsHousingTest, AStepsPreStartHelperWorksInItsFirstDaemonsCgroup) {
-    const std::string gate = base_ + "/gate";
-    options_.extra_env["FAKE_MPS_START_SERVER_GATE"] = gate;
-    bool managed = true;
-    MpsStartReport report;
-    auto config = start_step_daemons(options_, "7", "0", process::current_credentials(),
-                                     {instance(7), instance(8)}, managed, report);
-    ASSERT_TRUE(config.ok()) << config.error().message;
-    ASSERT_TRUE(config->housing);
-    ASSERT_TRUE(report.pending);
-    char self[4096] = {};
-    ASSERT_GT(readlink("/proc/self/exe", self, sizeof self - 1), 0);
-    auto helpers_in = [&](const std::string& procs) {
-        int n = 0;
-        for (pid_t p : procs_of(procs)) {
-            char exe[4096] = {};
-            if (readlink(("/proc/" + std::to_string(p) + "/exe").c_str(), exe, sizeof exe - 1) > 0 &&
-                std::string(exe) == self)
-                ++n;
-        }
-        return n;
-    };
-    const std::string first = config->housing->procs_file("gpu0-gi7");
-    // start_server is held: the helper is still at work, there and nowhere else of root's.
-    for (int i = 0; i < 5000 && helpers_in(first) == 0; ++i) usleep(1000);
-    EXPECT_EQ(helpers_in(first), 1) << first;
-    EXPECT_EQ(helpers_in(config->housing->procs_file("gpu0-gi8")), 0);
-    std::ofstream(gate).put('\n');
-    EXPECT_TRUE(pre_start_warnings(report, options_.timeout).empty());
-    EXPECT_EQ(helpers_in(first), 0) << "the helper outlived its answer";
-    EXPECT_TRUE(stop_step_daemons(options_, "7", "0").survivors.empty());
 }
 
 TEST_F(MpsHousingTest, TheEpilogEndsRootsDaemonsWhateverTheUserDidToTheJobDirectory) {

@@ -98,7 +98,7 @@ TEST_F(StepSessionTest, InactiveOptionsDoNothing) {
     EXPECT_FALSE(s->binds());
     EXPECT_TRUE(s->env(0, step_env(2)).empty());
     EXPECT_TRUE(s->confine(0, getpid()).ok());
-    EXPECT_TRUE(s->end().problems.empty());
+    EXPECT_TRUE(s->end().empty());
     EXPECT_FALSE(fs::exists(run_dir()));
 }
 
@@ -136,7 +136,7 @@ TEST_F(StepSessionTest, BindWithoutConfinementOnlyAdvises) {
     EXPECT_EQ(env["SLURM_STEP_GPUS"], "1");
     EXPECT_EQ(env.count("CUDA_MPS_PIPE_DIRECTORY"), 0u);
     EXPECT_TRUE(s->task_ended(1).ok());
-    EXPECT_TRUE(s->end().problems.empty());
+    EXPECT_TRUE(s->end().empty());
 }
 
 // --xpart-mps without a Prolog: the step's own daemons, one per GPU instance its tasks use,
@@ -166,9 +166,9 @@ TEST_F(StepSessionTest, MpsDaemonsPerInstanceForTheStep) {
         EXPECT_TRUE(fs::is_directory(base + inst + "/pipe")) << inst;
     }
 
-    EXPECT_EQ(s->end().problems, std::vector<std::string>{});
+    EXPECT_EQ(s->end(), std::vector<std::string>{});
     for (const auto& d : daemons) EXPECT_TRUE(gone_soon(d)) << "daemon " << d.pid << " outlived the step";
-    EXPECT_TRUE(s->end().problems.empty()) << "end() is idempotent";
+    EXPECT_TRUE(s->end().empty()) << "end() is idempotent";
     // The job directory stays for the Epilog.
     EXPECT_TRUE(fs::is_directory(job_dir()));
 }
@@ -207,7 +207,7 @@ TEST_F(StepSessionTest, PrologDaemonsAreJoinedNotStopped) {
     EXPECT_EQ(root_files(), (std::vector<std::string>{"lock", "mps"}));
     auto env = as_map(s->env(1, step_env(2)));
     EXPECT_EQ(env["CUDA_MPS_PIPE_DIRECTORY"], job_dir() + "/user/mps/gpu0-gi8/pipe");
-    EXPECT_TRUE(s->end().problems.empty());
+    EXPECT_TRUE(s->end().empty());
     for (const auto& d : prolog) EXPECT_TRUE(process::still_running(d)) << "a step stopped the Prolog's daemon";
 }
 
