@@ -66,8 +66,11 @@ int run_watch(const RequestArgs& args) {
     // One watcher per host: the others (several siblings resumed at once) end at once.
     auto turn = reshape_request::shared_turn(args.turn_dir, "watch-" + node->front().group);
     if (!turn) std::cout << "xpart reshape-request: " << turn.error().message << ": watching " << args.target << " anyway\n";
-    return print("watch", reshape_request::watch_host(*slurm, args.target, std::chrono::seconds(args.timeout),
-                                                      reshape_request::real_pacing(), turn ? turn->get() : nullptr));
+    // Flushed per line: the hook logs each as it comes, not when the watcher ends minutes later.
+    const auto tell = [](const std::string& line) { std::cout << "xpart reshape-request: " << line << std::endl; };
+    auto watched = reshape_request::watch_host(*slurm, args.target, std::chrono::seconds(args.timeout),
+                                               reshape_request::real_pacing(), turn ? turn->get() : nullptr, tell);
+    return watched ? kExitOk : fail("reshape-request watch", watched.error().message);
 }
 
 int run_reboot_target(const RequestArgs& args) {

@@ -268,10 +268,12 @@ Result<Outcome> prolog_wait(SlurmClient& slurm, const std::string& job, const st
 
 namespace xpart::reshape_request {
 
-Result<Outcome> watch_host(SlurmClient& slurm, const std::string& node, std::chrono::seconds timeout,
-                           const Pacing& pacing, PollTurn* turn) {
-    Outcome out;
-    if (turn && !turn->take()) return out;  // another watcher has the host
+Status watch_host(SlurmClient& slurm, const std::string& node, std::chrono::seconds timeout, const Pacing& pacing,
+                  PollTurn* turn, const LineSink& tell) {
+    const auto tell_all = [&tell](const Outcome& outcome) {
+        for (const auto& line : outcome.lines) tell(line);
+    };
+    if (turn && !turn->take()) return ok_status();  // another watcher has the host
     const auto deadline = pacing.now() + timeout;
     std::chrono::milliseconds pause{0};
     int unwanted = 0;
@@ -283,13 +285,13 @@ Result<Outcome> watch_host(SlurmClient& slurm, const std::string& node, std::chr
         std::vector<std::string> powering_up;
         for (const auto& n : *cluster)
             if (n.group == self->group && n.has("POWERING_UP")) powering_up.push_back(n.name);
-        if (powering_up.empty()) return out;
+        if (powering_up.empty()) return ok_status();
         const auto pending = pending_requests(*cluster, powering_up);
         if (pending.empty()) {
             unwanted = 0;
             auto queued = ask_queued(slurm, powering_up);  // nothing when the host is asked already
             if (!queued) return queued.error();
-            out.lines.insert(out.lines.end(), queued->lines.begin(), queued->lines.end());
+            tell_all(*queued);
         }
         for (const auto& request : pending) {
             auto waiting = slurm.configuring_jobs(request.target);
@@ -297,15 +299,15 @@ Result<Outcome> watch_host(SlurmClient& slurm, const std::string& node, std::chr
             // Two polls in a row: a job given the target between them is not left behind.
             unwanted = waiting->empty() ? unwanted + 1 : 0;
             if (unwanted < 2) continue;
-            out.lines.push_back(withdraw(slurm, request, "no job waited for " + request.target + " at two polls"));
+            tell(withdraw(slurm, request, "no job waited for " + request.target + " at two polls"));
             auto queued = ask_queued(slurm, powering_up);
-            if (queued) out.lines.insert(out.lines.end(), queued->lines.begin(), queued->lines.end());
+            if (queued) tell_all(*queued);
             unwanted = 0;
         }
         pause = pause.count() <= 0 ? kFirstWatchPause
                                    : std::min(kLongestWatchPause, std::chrono::milliseconds(pause.count() * 3 / 2));
         const auto now = pacing.now();
-        if (now >= deadline) return out;
+        if (now >= deadline) return ok_status();
         pacing.sleep(std::min(pause, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now)));
     }
 }

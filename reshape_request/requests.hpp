@@ -105,8 +105,10 @@ Result<Outcome> prolog_wait(SlurmClient& slurm, const std::string& job, const st
 // at two polls in a row, and a queued request nobody asked for is asked for (ask_queued).
 // Returns once no sibling of the host powers up, or after `timeout`. One watcher per host:
 // with a `turn` taken by another watcher it returns at once. Polls after 2 s, then 1.5 times
-// longer each time up to 5 s: the EpilogSlurmctld is the fast path.
-Result<Outcome> watch_host(SlurmClient& slurm, const std::string& node, std::chrono::seconds timeout,
-                           const Pacing& pacing, PollTurn* turn);
+// longer each time up to 5 s: the EpilogSlurmctld is the fast path. It runs for minutes, so
+// each line goes to `tell` when it happens (the log shows who asked while the host reshapes).
+using LineSink = std::function<void(const std::string&)>;
+Status watch_host(SlurmClient& slurm, const std::string& node, std::chrono::seconds timeout, const Pacing& pacing,
+                  PollTurn* turn, const LineSink& tell);
 
 }  // namespace xpart::reshape_request

@@ -17,7 +17,9 @@ for fd in 0 1 2; do [ -e /proc/self/fd/$fd ] || eval "exec $fd<>/dev/null"; done
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin  # Slurm passes no PATH
 . "$(dirname "$(readlink -f "$0")")/../xpart-hook.sh" xpart-reshape
 say() { [ -z "$1" ] || { echo "$1" >&2; logger -t xpart-resume -- "$1" 2>/dev/null; }; }
-if [ "${1:-}" = --watch ]; then say "$("$XPART" reshape-request watch "$2" 2>&1)"; exit 0; fi
+if [ "${1:-}" = --watch ]; then  # each line as it comes: the watcher runs for minutes
+  "$XPART" reshape-request watch "$2" 2>&1 | while IFS= read -r line; do say "$line"; done; exit 0
+fi
 out=$("$XPART" reshape-request resume "${1:?usage: xpart-resume.sh <nodelist>}" 2>&1)
 rc=$?
 say "$out"

@@ -351,17 +351,35 @@ TEST(Wait, APoweredDownSiblingEndsTheWaitOnceTheJobLeft) {
     EXPECT_EQ(slurm.job_rpcs, 1);
 }
 
+// The watcher's lines, each with how many pauses the watcher had made when it told it.
+struct WatchLog {
+    explicit WatchLog(const FakeTime& time) : time_(time) {}
+    LineSink sink() {
+        return [this](const std::string& line) {
+            lines.push_back(line);
+            pauses_before.push_back(time_.slept.size());
+        };
+    }
+    std::vector<std::string> lines;
+    std::vector<size_t> pauses_before;
+
+private:
+    const FakeTime& time_;
+};
+
 TEST(Watch, WithdrawsARequestWhoseJobsAreGoneAtTwoPolls) {
     FakeSlurm slurm;
     FakeTime time;
     // The cancelled job's EpilogSlurmctld never ran: the request stays until the watcher's
     // second poll without a waiting job; then slurmctld shows the host back.
     slurm.cluster_at = [](int rpc) { return rpc <= 2 ? kRequested : host("ALLOCATED", "", "IDLE+CLOUD+POWERED_DOWN"); };
-    auto out = watch_host(slurm, "big", 600s, time.pacing(), nullptr);
+    WatchLog log(time);
+    auto out = watch_host(slurm, "big", 600s, time.pacing(), nullptr, log.sink());
     ASSERT_TRUE(out) << out.error().message;
     ASSERT_GE(slurm.told.size(), 3u);
     EXPECT_EQ(slurm.told[0], "cancel_reboot small");
-    EXPECT_EQ(out->lines.front(), "small -> big: withdrawn, no job waited for big at two polls");
+    ASSERT_FALSE(log.lines.empty());
+    EXPECT_EQ(log.lines.front(), "small -> big: withdrawn, no job waited for big at two polls");
     EXPECT_EQ(time.slept, (std::vector<long>{2000, 3000}));  // then the host is done
 }
 
@@ -370,9 +388,11 @@ TEST(Watch, KeepsARequestAJobWaitsForUntilTheHostIsDone) {
     FakeTime time;
     slurm.configuring["big"] = {"7"};
     slurm.cluster_at = [](int rpc) { return rpc <= 20 ? kRequested : host("IDLE+CLOUD+POWERED_DOWN", "", "ALLOCATED"); };
-    auto out = watch_host(slurm, "small", 600s, time.pacing(), nullptr);
+    WatchLog log(time);
+    auto out = watch_host(slurm, "small", 600s, time.pacing(), nullptr, log.sink());
     ASSERT_TRUE(out);
     EXPECT_TRUE(slurm.told.empty());
+    EXPECT_TRUE(log.lines.empty());
     EXPECT_EQ(slurm.node_rpcs, 21);
     EXPECT_EQ(time.slept.back(), 5000);  // backs off to 5 s
 }
@@ -383,9 +403,31 @@ TEST(Watch, AsksForAQueuedRequestNobodyAskedFor) {
     slurm.configuring["mid"] = {"9"};
     // The watcher's poll and ask_queued's own read, then the host is asked and done.
     slurm.cluster_at = [](int rpc) { return rpc <= 2 ? queued_host("ALLOCATED") : host("ALLOCATED", "", "IDLE+CLOUD+POWERED_DOWN"); };
-    auto out = watch_host(slurm, "big", 600s, time.pacing(), nullptr);
+    WatchLog log(time);
+    auto out = watch_host(slurm, "big", 600s, time.pacing(), nullptr, log.sink());
     ASSERT_TRUE(out);
     EXPECT_EQ(slurm.told, (std::vector<std::string>{"reboot ASAP nextstate=DOWN reason=xpart-reshape:mid big"}));
+    EXPECT_EQ(log.lines, (std::vector<std::string>{"mid: its turn, asked big to reshape (job 9 waits longest)"}));
+}
+
+TEST(Watch, TellsEachLineBeforeItsNextPause) {
+    FakeSlurm slurm;
+    FakeTime time;
+    slurm.configuring["mid"] = {"9"};
+    // Asked at the first poll, then the host reshapes for a while: the line must not wait for it.
+    const std::string asked = "NodeName=small AvailableFeatures=xpart_host_h NodeHostName=h State=IDLE+CLOUD+POWERED_DOWN"
+                              "\nNodeName=big AvailableFeatures=xpart_host_h NodeHostName=big"
+                              " State=ALLOCATED+DRAIN+REBOOT_REQUESTED Reason=xpart-reshape:mid [slurm@2026-12-04T03:10:00]"
+                              "\nNodeName=mid AvailableFeatures=xpart_host_h NodeHostName=mid State=IDLE+CLOUD+POWERING_UP\n";
+    slurm.cluster_at = [&asked](int rpc) {
+        return rpc <= 2 ? queued_host("ALLOCATED") : rpc <= 30 ? asked : host("ALLOCATED", "", "IDLE+CLOUD+POWERED_DOWN");
+    };
+    WatchLog log(time);
+    auto out = watch_host(slurm, "big", 600s, time.pacing(), nullptr, log.sink());
+    ASSERT_TRUE(out);
+    ASSERT_EQ(log.lines.size(), 1u);
+    EXPECT_EQ(log.pauses_before, (std::vector<size_t>{0}));
+    EXPECT_GT(time.slept.size(), 5u);  // it went on watching after it told
 }
 
 TEST(Watch, OneWatcherPerHost) {
@@ -393,9 +435,11 @@ TEST(Watch, OneWatcherPerHost) {
     FakeTime time;
     FakeTurn taken;
     taken.busy = 1;
-    auto out = watch_host(slurm, "big", 600s, time.pacing(), &taken);
+    WatchLog log(time);
+    auto out = watch_host(slurm, "big", 600s, time.pacing(), &taken, log.sink());
     ASSERT_TRUE(out);
     EXPECT_EQ(slurm.node_rpcs, 0);
+    EXPECT_TRUE(log.lines.empty());
 }
 
 }  // namespace
