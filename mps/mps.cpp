@@ -62,19 +62,26 @@ Result<process::SpawnResult> control_command(const MpsConfig& c, const MpsInstan
     return process::run_with_input({c.control}, daemon_env(c, inst), command + "\n", timeout, place);
 }
 
-// The instance's pipe and log directories, made (0700) by the user, with a crashed daemon's
-// sockets removed: the real daemon starts over them, but a stale one must not be mistaken
-// for a live one by its clients.
-Status prepare_instance(const MpsConfig& c, const MpsInstance& inst) {
-    const std::string pipe = mps_pipe_dir(c, inst.name), log = mps_log_dir(c, inst.name);
-    auto made = as_user(c, "MPS directories " + c.dir + "/" + inst.name, [&] {
+// Every instance's pipe and log directories, made (0700) by the user, with a crashed daemon's
+// sockets removed: the real daemon starts over them, but a stale one must not be mistaken for
+// a live one by its clients. One process for all of them: a fork of slurmstepd per daemon was
+// the largest part of starting several (forks of one process serialize on its memory map).
+Status prepare_instances(const MpsConfig& c, const std::vector<MpsInstance>& instances) {
+    if (instances.empty()) return ok_status();
+    std::string names;
+    for (const auto& inst : instances) names += (names.empty() ? "" : ",") + inst.name;
+    const std::string where = c.dir + "/" + (instances.size() == 1 ? names : "{" + names + "}");
+    auto made = as_user(c, "MPS directories " + where, [&] {
         std::error_code ec;
-        for (const auto& d : {pipe, log}) {
-            fs::create_directories(d, ec);
-            if (ec) return ec.value() == ENOSPC || ec.value() == EDQUOT ? kNoSpace : 1;
-            if (chmod(d.c_str(), 0700) != 0) return 1;
+        for (const auto& inst : instances) {
+            const std::string pipe = mps_pipe_dir(c, inst.name);
+            for (const auto& d : {pipe, mps_log_dir(c, inst.name)}) {
+                fs::create_directories(d, ec);
+                if (ec) return ec.value() == ENOSPC || ec.value() == EDQUOT ? kNoSpace : 1;
+                if (chmod(d.c_str(), 0700) != 0) return 1;
+            }
+            for (const char* f : kPipeFiles) unlink((pipe + "/" + f).c_str());
         }
-        for (const char* f : kPipeFiles) unlink((pipe + "/" + f).c_str());
         return 0;
     });
     if (!made && made.error().message.find(kNoSpaceText) != std::string::npos && !c.space_note.empty())
@@ -274,10 +281,10 @@ Result<MpsStartReport> start_daemons(const MpsConfig& c, const std::vector<MpsIn
         (void)c.records.write(format_records(kept));
         return e;
     };
+    if (auto s = prepare_instances(c, missing); !s) return undo(s.error());
     // All at once: seven instances should cost about what one does.
     std::vector<std::optional<MpsDaemonRecord>> spawned(missing.size());
     auto started = for_each_parallel(missing, [&](const MpsInstance& inst) -> Status {
-        if (auto s = prepare_instance(c, inst); !s) return s;
         process::DaemonSpec spec{{c.control, "-f"}, daemon_env(c, inst), c.user,
                         mps_log_dir(c, inst.name) + "/control.log", c.dir + "/" + inst.name, ""};
         if (c.housing) {
