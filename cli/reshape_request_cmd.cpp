@@ -29,9 +29,13 @@ struct RequestArgs {
     std::vector<std::string> host_names;  // reboot-target --host
 };
 
+// One line of a hook's report, flushed: the watcher's come one by one over minutes, and the
+// hook logs each as it reads it.
+void say(const std::string& line) { std::cout << "xpart reshape-request: " << line << std::endl; }
+
 int print(const std::string& what, const Result<reshape_request::Outcome>& outcome) {
     if (!outcome) return fail("reshape-request " + what, outcome.error().message);
-    for (const auto& line : outcome->lines) std::cout << "xpart reshape-request: " << line << "\n";
+    for (const auto& line : outcome->lines) say(line);
     return outcome->all_made ? kExitOk : kExitError;
 }
 
@@ -52,7 +56,7 @@ int run_withdraw(const RequestArgs& args) {
 int run_wait(const RequestArgs& args) {
     // Without a turn each job polls alone: slower for slurmctld, never wrong.
     auto turn = reshape_request::shared_turn(args.turn_dir, args.nodes);
-    if (!turn) std::cout << "xpart reshape-request: " << turn.error().message << ": job " << args.job << " polls alone\n";
+    if (!turn) say(turn.error().message + ": job " + args.job + " polls alone");
     return print("wait", reshape_request::prolog_wait(*slurm_client(), args.job, args.nodes,
                                                       std::chrono::seconds(args.timeout), reshape_request::real_pacing(),
                                                       turn ? turn->get() : nullptr));
@@ -65,11 +69,9 @@ int run_watch(const RequestArgs& args) {
         return fail("reshape-request watch", node ? args.target + ": no such node" : node.error().message);
     // One watcher per host: the others (several siblings resumed at once) end at once.
     auto turn = reshape_request::shared_turn(args.turn_dir, "watch-" + node->front().group);
-    if (!turn) std::cout << "xpart reshape-request: " << turn.error().message << ": watching " << args.target << " anyway\n";
-    // Flushed per line: the hook logs each as it comes, not when the watcher ends minutes later.
-    const auto tell = [](const std::string& line) { std::cout << "xpart reshape-request: " << line << std::endl; };
+    if (!turn) say(turn.error().message + ": watching " + args.target + " anyway");
     auto watched = reshape_request::watch_host(*slurm, args.target, std::chrono::seconds(args.timeout),
-                                               reshape_request::real_pacing(), turn ? turn->get() : nullptr, tell);
+                                               reshape_request::real_pacing(), turn ? turn->get() : nullptr, say);
     return watched ? kExitOk : fail("reshape-request watch", watched.error().message);
 }
 
